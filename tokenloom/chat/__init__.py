@@ -1,0 +1,1 @@
+"""Chat-template rendering: untrusted Jinja templates in a sandbox, capabilities, fallbacks."""
