@@ -6,6 +6,7 @@ This module is the one vocabulary between `parsing/`/`harmony/` and `server/`; i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,3 +95,16 @@ class ParsedMessage:
     content: str | None = None
     reasoning_content: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+
+
+class OutputParser(Protocol):
+    """Turns model output text into events, incrementally (auto-parser and harmony both implement it).
+
+    Feeding the same text in any chunking gives the same `message()` and the same concatenated deltas.
+    """
+
+    def feed(self, text: str) -> list[Event]: ...
+
+    def finish(self) -> list[Event]: ...
+
+    def message(self) -> ParsedMessage: ...
