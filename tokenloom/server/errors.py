@@ -156,7 +156,9 @@ def validate_body(model: type[ModelT], data: Any) -> ModelT:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = exc.errors()
+        # a union reports one error per branch; the deepest location names the field most exactly
+        first = max(errors, key=lambda e: len(_loc_to_param(tuple(e["loc"]))))
         param = _loc_to_param(tuple(first["loc"]))
         message = first["msg"].removeprefix("Value error, ")
         raise InvalidRequest(f"{param or 'body'}: {message}", param=param or None) from exc

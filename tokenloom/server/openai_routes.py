@@ -48,8 +48,10 @@ async def _submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple
     prompt = await asyncio.to_thread(chat_format.tokenize_prompt, text)
     cache_len = 0
     if state.config.cache_mode != "none":
-        prefix_text = await asyncio.to_thread(chat_format.cacheable_prefix, body, state.config.cache_mode)
-        if prefix_text is not None and text.startswith(prefix_text):
+        prefix_text = await asyncio.to_thread(
+            chat_format.cacheable_prefix, body, state.config.cache_mode, text
+        )
+        if prefix_text is not None:
             prefix = chat_format.tokenize_prompt(prefix_text)
             shared = 0
             while shared < min(len(prefix), len(prompt)) and prefix[shared] == prompt[shared]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -112,16 +113,26 @@ class ChatFormat:
             tokens.insert(0, bos)
         return tokens
 
-    def cacheable_prefix(self, request: ChatCompletionRequest, mode: CacheMode) -> str | None:
-        """The rendered text of the message seed 003's cache modes keep in sequence 0, if any."""
+    def cacheable_prefix(self, request: ChatCompletionRequest, mode: CacheMode, full_text: str) -> str | None:
+        """The rendered text seed 003's cache modes keep in sequence 0: the first message, as rendered.
+
+        Templates may fold a system prompt into the next turn, so the first message is rendered with a
+        probe conversation after it and the prefix it shares with the real prompt is what can be cached.
+        """
         if mode == "none" or not request.messages:
             return None
         first = request.messages[0]
         wanted = ("system", "developer") if mode == "system" else ("user",)
         if first.role not in wanted:
             return None
-        single = request.model_copy(update={"messages": [first]})
-        return self.render(single, add_generation_prompt=False)
+        probe = ChatMessage(role="user", content="\u2063probe\u2063")
+        tail = (
+            [probe]
+            if mode == "system"
+            else [ChatMessage(role="assistant", content="\u2063probe\u2063"), probe]
+        )
+        probed = self.render(request.model_copy(update={"messages": [first, *tail]}))
+        return os.path.commonprefix([probed, full_text]) or None  # noqa: RUF071 - text, not paths
 
     def output_parser(self, request: ChatCompletionRequest) -> OutputParser:
         return PlainOutputParser()
