@@ -1,1 +1,51 @@
-"""harmony package."""
+"""The harmony format of gpt-oss: message model, renderer, streaming parser, and the OpenAI layer.
+
+Server entry points: `render_chat_request` (request -> prompt text), `HarmonyOutputParser` (output text ->
+Events, an `OutputParser`) and `is_harmony_template` (routing).
+"""
+
+from __future__ import annotations
+
+from tokenloom.harmony.detect import is_harmony_architecture, is_harmony_template
+from tokenloom.harmony.header import HarmonyParseError
+from tokenloom.harmony.messages import (
+    DeveloperContent,
+    HarmonyMessage,
+    ResponseFormat,
+    SystemContent,
+    ToolDescription,
+    ToolNamespace,
+)
+from tokenloom.harmony.output import HarmonyOutputParser
+from tokenloom.harmony.parser import HarmonyStreamParser, parse_messages
+from tokenloom.harmony.render import (
+    render_completion,
+    render_conversation,
+    render_message,
+    render_training,
+)
+from tokenloom.harmony.request import chat_to_harmony, render_chat_request
+
+STOP_STRINGS = ("<|return|>", "<|call|>")  # the engine stops sampling at these ("<|end|>" ends one message)
+
+__all__ = [
+    "STOP_STRINGS",
+    "DeveloperContent",
+    "HarmonyMessage",
+    "HarmonyOutputParser",
+    "HarmonyParseError",
+    "HarmonyStreamParser",
+    "ResponseFormat",
+    "SystemContent",
+    "ToolDescription",
+    "ToolNamespace",
+    "chat_to_harmony",
+    "is_harmony_architecture",
+    "is_harmony_template",
+    "parse_messages",
+    "render_chat_request",
+    "render_completion",
+    "render_conversation",
+    "render_message",
+    "render_training",
+]
