@@ -55,10 +55,12 @@ class HarmonyStreamParser:
     """Feeds text pieces through ExpectStart -> Header -> Content; stops at `<|return|>`/`<|call|>`.
 
     With `role` given the output starts directly with the header (the prompt ended in `<|start|>role`);
-    a leading `<|start|>assistant` is tolerated all the same.
+    a leading `<|start|>assistant` is tolerated all the same. `is_output` (default: a role was given)
+    makes `<|return|>`/`<|call|>` end everything; off, a whole conversation with tool calls parses.
     """
 
-    def __init__(self, role: Role | None = "assistant") -> None:
+    def __init__(self, role: Role | None = "assistant", *, is_output: bool | None = None) -> None:
+        self._stops_at = (RETURN, CALL) if (role is not None if is_output is None else is_output) else ()
         self._role: Role | None = role  # expected role of the header being read
         self._state = _State.HEADER if role is not None else _State.EXPECT_START
         self._pending = ""  # header text, or content that may still become a stop marker
@@ -193,7 +195,7 @@ class HarmonyStreamParser:
         out.append(MessageEnd(message, terminator))
         self._header = None
         self._parts = []
-        self._state = _State.STOPPED if terminator in (RETURN, CALL) else _State.EXPECT_START
+        self._state = _State.STOPPED if terminator in self._stops_at else _State.EXPECT_START
 
     def _lenient(self, header: str, terminator: str | None, out: list[StreamEvent]) -> None:
         """A header that never reached `<|message|>` becomes a message whose content is its words."""

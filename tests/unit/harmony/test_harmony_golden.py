@@ -9,9 +9,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import harmony_cases as cases
 import pytest
 
-from tests.unit.harmony import cases
 from tokenloom.harmony import HarmonyMessage, SystemContent, render_chat_request, render_completion
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "harmony"
