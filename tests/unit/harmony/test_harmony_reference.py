@@ -158,7 +158,8 @@ def test_renderings_equal_reference(enc: Any, name: str) -> None:
 
 
 OUTPUTS = [
-    '<|channel|>analysis<|message|>Hi there<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>',
+    "<|channel|>analysis<|message|>Hi there<|end|><|start|>assistant"
+    '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>',
     " to=functions.f<|channel|>commentary<|constrain|>json<|message|>{}<|call|>",
     "<|channel|>final<|message|>a<|start|>b<|return|>",
     "<|channel|>analysis<|message|>unterminated",
