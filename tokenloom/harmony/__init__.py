@@ -25,12 +25,14 @@ from tokenloom.harmony.render import (
     render_training,
 )
 from tokenloom.harmony.request import chat_to_harmony, render_chat_request
+from tokenloom.harmony.structured import FinalChannelConstraint, final_channel_constraint
 
 STOP_STRINGS = ("<|return|>", "<|call|>")  # the engine stops sampling at these ("<|end|>" ends one message)
 
 __all__ = [
     "STOP_STRINGS",
     "DeveloperContent",
+    "FinalChannelConstraint",
     "HarmonyMessage",
     "HarmonyOutputParser",
     "HarmonyParseError",
@@ -40,6 +42,7 @@ __all__ = [
     "ToolDescription",
     "ToolNamespace",
     "chat_to_harmony",
+    "final_channel_constraint",
     "is_harmony_architecture",
     "is_harmony_template",
     "parse_messages",

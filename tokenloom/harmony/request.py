@@ -157,15 +157,7 @@ def history_to_harmony(
                 for call in calls:
                     recipient, arguments = _call_parts(call, builtin_tools, f"messages[{i}].tool_calls")
                     call_names[str(call.get("id", ""))] = last_call = recipient
-                    out.append(
-                        HarmonyMessage(
-                            "assistant",
-                            arguments,
-                            recipient=recipient,
-                            channel="commentary",
-                            content_type=CONSTRAIN + "json",
-                        )
-                    )
+                    out.append(_call_message(recipient, arguments))
             else:
                 out.append(HarmonyMessage("assistant", content, channel="final"))
         elif role == "tool":
@@ -175,12 +167,20 @@ def history_to_harmony(
             if not name:
                 raise InvalidRequest("a tool message needs an earlier tool call", param=f"messages[{i}]")
             content = text_of(message.get("content"))
-            out.append(
-                HarmonyMessage("tool", content, name=name, recipient="assistant", channel="commentary")
-            )
+            channel = "commentary" if name.startswith("functions.") else "analysis"
+            out.append(HarmonyMessage("tool", content, name=name, recipient="assistant", channel=channel))
         elif role not in ("system", "developer"):
             raise InvalidRequest(f"unknown role {role!r}", param=f"messages[{i}].role")
     return out
+
+
+def _call_message(recipient: str, arguments: str) -> HarmonyMessage:
+    """Function calls go to `commentary` as `<|constrain|>json`; built-in calls (the docs) to `analysis`."""
+    if recipient.startswith("functions."):
+        return HarmonyMessage(
+            "assistant", arguments, recipient=recipient, channel="commentary", content_type=CONSTRAIN + "json"
+        )
+    return HarmonyMessage("assistant", arguments, recipient=recipient, channel="analysis")
 
 
 def _has_later_answer(messages: Sequence[Mapping[str, Any]], index: int) -> bool:
