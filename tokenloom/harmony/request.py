@@ -80,6 +80,8 @@ def chat_to_harmony(
     current_date: str | None = "today",
 ) -> list[HarmonyMessage]:
     """The harmony messages of a request: system, developer (if any), then the conversation."""
+    if reasoning_effort == "minimal":
+        reasoning_effort = "low"  # OpenAI's lowest level; harmony's lowest is `low`
     if reasoning_effort is not None and reasoning_effort not in _EFFORTS:
         raise InvalidRequest("reasoning_effort must be low, medium or high", param="reasoning_effort")
     effort: ReasoningEffort = reasoning_effort or "medium"  # type: ignore[assignment]

@@ -81,6 +81,14 @@ def test_split_invariance_of_events(seed: int) -> None:
     assert split.message() == whole.message()
 
 
+def test_call_without_stop_token_is_complete() -> None:
+    # The engine may end on the EOG token without passing its text: valid JSON arguments are no error.
+    parser = _parser()
+    events = _feed_all(parser, [TOOL_OUTPUT.removesuffix("<|call|>")])
+    assert not any(isinstance(e, ParseError) for e in events)
+    assert parser.message().tool_calls[0].arguments == '{"location": "Tokyo"}'
+
+
 def test_final_answer_is_content() -> None:
     parser = _parser()
     _feed_all(
