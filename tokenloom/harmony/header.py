@@ -63,12 +63,17 @@ def parse_header(text: str, role: Role | None) -> Header:
 
 
 def lenient_content(text: str) -> tuple[str | None, str]:
-    """A header that never reached `<|message|>` read as content: (channel, words joined by spaces)."""
+    """A header that never reached `<|message|>` read as content: (channel, the rest without a role word).
+
+    The reference joins the words with single spaces; we keep the text's own whitespace (same result for
+    the one-line cases it tests, no mangled newlines when a model wrote plain text without a header).
+    """
     channel, rest = _cut_channel(text)
-    words = rest.split()
-    if words and words[0] in ROLES:
-        words.pop(0)
-    return channel or None, " ".join(words)
+    rest = rest.strip()
+    word = rest.split(maxsplit=1)[0] if rest else ""
+    if word in ROLES:
+        rest = rest[len(word) :].lstrip()
+    return channel or None, rest
 
 
 def _cut_channel(text: str) -> tuple[str | None, str]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
+from typing import Any
 
 from tokenloom.events import (
     ContentDelta,
@@ -46,6 +47,13 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def _tool_name(tool: str | Mapping[str, Any]) -> str:
+    if isinstance(tool, str):
+        return tool
+    function = tool.get("function")
+    return str(function.get("name", "")) if isinstance(function, Mapping) else str(tool.get("name", ""))
+
+
 def _random_call_id(index: int) -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
@@ -53,18 +61,19 @@ def _random_call_id(index: int) -> str:
 class HarmonyOutputParser:
     """Implements `tokenloom.events.OutputParser` for harmony output (text after `<|start|>assistant`).
 
-    `tools`: names of the request's function tools (None accepts any `functions.X`); `builtin_tools`:
-    the enabled built-ins ("browser", "python"); `make_call_id(index)` names tool calls.
+    `tools`: the request's function tools, as names or OpenAI tool dicts (None accepts any `functions.X`;
+    pass `[]` when the request has none); `builtin_tools`: the enabled built-ins ("browser", "python");
+    `make_call_id(index)` names tool calls.
     """
 
     def __init__(
         self,
-        tools: Iterable[str] | None = None,
+        tools: Iterable[str | Mapping[str, Any]] | None = None,
         builtin_tools: Iterable[str] = (),
         *,
         make_call_id: Callable[[int], str] = _random_call_id,
     ) -> None:
-        self._tools = None if tools is None else frozenset(tools)
+        self._tools = None if tools is None else frozenset(_tool_name(t) for t in tools)
         self._builtin = tuple(builtin_tools)
         self._make_call_id = make_call_id
         self._stream = HarmonyStreamParser("assistant")

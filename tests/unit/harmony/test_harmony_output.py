@@ -114,7 +114,7 @@ def test_builtin_tools_only_when_enabled() -> None:
 
 
 def test_undeclared_function_is_content_with_error() -> None:
-    parser = _parser(tools=["get_weather"])
+    parser = _parser(tools=[{"type": "function", "function": {"name": "get_weather"}}])
     events = _feed_all(parser, ["<|channel|>commentary to=functions.rm_rf json<|message|>{}<|call|>"])
     assert parser.message() == ParsedMessage(content="{}")
     assert [e.kind for e in events if isinstance(e, ParseError)] == ["unknown_tool"]

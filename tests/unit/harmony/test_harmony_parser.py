@@ -145,6 +145,11 @@ def test_malformed_gives_content_and_issue(text: str, kind: str, content: str) -
         parse_messages(text, strict=True)
 
 
+def test_plain_text_without_header_keeps_its_whitespace() -> None:
+    text = "Just text.\n\n- one\n- two"
+    assert parse_messages(text, strict=False) == [assistant(text)]
+
+
 def test_lenient_reference_cases() -> None:
     assert parse_messages("I must refuse<|end|>", strict=False) == [assistant("I must refuse")]
     got = parse_messages("<|channel|>analysis I must refuse<|end|>", strict=False)
