@@ -24,7 +24,8 @@ from tokenloom.harmony.render import (
     render_message,
     render_training,
 )
-from tokenloom.harmony.request import chat_to_harmony, render_chat_request
+from tokenloom.harmony.request import chat_to_harmony, render_chat_request, render_chat_request_segments
+from tokenloom.harmony.segments import Segment, completion_segments
 from tokenloom.harmony.structured import FinalChannelConstraint, final_channel_constraint
 
 STOP_STRINGS = ("<|return|>", "<|call|>")  # the engine stops sampling at these ("<|end|>" ends one message)
@@ -38,15 +39,18 @@ __all__ = [
     "HarmonyParseError",
     "HarmonyStreamParser",
     "ResponseFormat",
+    "Segment",
     "SystemContent",
     "ToolDescription",
     "ToolNamespace",
     "chat_to_harmony",
+    "completion_segments",
     "final_channel_constraint",
     "is_harmony_architecture",
     "is_harmony_template",
     "parse_messages",
     "render_chat_request",
+    "render_chat_request_segments",
     "render_completion",
     "render_conversation",
     "render_message",

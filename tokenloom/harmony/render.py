@@ -32,21 +32,19 @@ def render_message(message: HarmonyMessage, *, conversation_has_function_tools: 
         START
         + render_header(message)
         + MESSAGE
-        + _render_content(message, conversation_has_function_tools)
-        + (CALL if message.role == "assistant" and message.recipient is not None else END)
+        + render_content(message, conversation_has_function_tools)
+        + terminator_of(message)
     )
+
+
+def terminator_of(message: HarmonyMessage) -> str:
+    """`<|call|>` for an assistant message with a recipient, else `<|end|>`."""
+    return CALL if message.role == "assistant" and message.recipient is not None else END
 
 
 def render_header(message: HarmonyMessage) -> str:
     """Author, then ` to=` recipient (never `all`), `<|channel|>` channel, and ` ` content type."""
-    if message.role == "tool":
-        if not message.name:
-            raise InvalidRequest("harmony: a tool message needs the tool's name", param="name")
-        header = message.name
-    else:
-        header = f"{message.role}:{message.name}" if message.name else message.role
-    if message.recipient is not None and message.recipient != "all":
-        header += f" to={message.recipient}"
+    header = render_author(message)
     if message.channel is not None:
         header += CHANNEL + message.channel
     if message.content_type is not None:
@@ -54,11 +52,27 @@ def render_header(message: HarmonyMessage) -> str:
     return header
 
 
+def render_author(message: HarmonyMessage) -> str:
+    """The header's start: `role`, `role:name`, or a tool's name, then ` to={recipient}` if any."""
+    if message.role == "tool":
+        if not message.name:
+            raise InvalidRequest("harmony: a tool message needs the tool's name", param="name")
+        author = message.name
+    else:
+        author = f"{message.role}:{message.name}" if message.name else message.role
+    if message.recipient is not None and message.recipient != "all":
+        author += f" to={message.recipient}"
+    return author
+
+
+def function_tools_in(messages: Sequence[HarmonyMessage]) -> bool:
+    """Whether some developer message declares function tools (decides the system message's rule)."""
+    return any(isinstance(m.content, DeveloperContent) and m.content.has_function_tools() for m in messages)
+
+
 def render_conversation(messages: Sequence[HarmonyMessage], *, auto_drop_analysis: bool = True) -> str:
     """The messages in order, leaving out chain of thought once the turn ended with `final`."""
-    has_functions = any(
-        isinstance(m.content, DeveloperContent) and m.content.has_function_tools() for m in messages
-    )
+    has_functions = function_tools_in(messages)
     kept = drop_finished_analysis(messages) if auto_drop_analysis else messages
     return "".join(render_message(m, conversation_has_function_tools=has_functions) for m in kept)
 
@@ -87,7 +101,8 @@ def drop_finished_analysis(messages: Sequence[HarmonyMessage]) -> Sequence[Harmo
     return [m for i, m in enumerate(messages) if i >= first_final or m.channel != "analysis"]
 
 
-def _render_content(message: HarmonyMessage, has_functions: bool) -> str:
+def render_content(message: HarmonyMessage, has_functions: bool) -> str:
+    """The content as text: system and developer content rendered, anything else verbatim."""
     content = message.content
     if isinstance(content, SystemContent):
         if message.role != "system":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from tokenloom.errors import InvalidRequest
 from tokenloom.harmony.builtin import builtin_namespaces, is_builtin_recipient
@@ -26,8 +26,21 @@ from tokenloom.harmony.messages import (
     ToolNamespace,
 )
 from tokenloom.harmony.render import render_completion, render_conversation
+from tokenloom.harmony.segments import Segment, completion_segments
 
 _EFFORTS = ("low", "medium", "high")
+
+
+class ChatOptions(TypedDict, total=False):
+    """The keyword options of `chat_to_harmony` (see `render_chat_request`)."""
+
+    tools: Sequence[Mapping[str, Any]] | None
+    reasoning_effort: str | None
+    response_format: Mapping[str, Any] | None
+    builtin_tools: Sequence[str]
+    model_identity: str | None
+    knowledge_cutoff: str | None
+    current_date: str | None
 
 
 def render_chat_request(
@@ -59,6 +72,13 @@ def render_chat_request(
         ),
         add_generation_prompt=add_generation_prompt,
     )
+
+
+def render_chat_request_segments(
+    messages: Sequence[Mapping[str, Any]], **options: Unpack[ChatOptions]
+) -> list[Segment]:
+    """`render_chat_request` as (text, is_special) segments: tokenize each with parse_special=is_special."""
+    return completion_segments(chat_to_harmony(messages, **options), "assistant", auto_drop_analysis=False)
 
 
 def render_harmony_messages(messages: Sequence[HarmonyMessage], *, add_generation_prompt: bool = True) -> str:
