@@ -42,7 +42,48 @@ def render_signature(tool: ToolDescription) -> str:
     """`() => any` for a tool without parameters, else `(_: {TYPE}) => any`."""
     if tool.parameters is None:
         return "() => any"
-    return f"(_: {render_type(tool.parameters, '')}) => any"
+    return f"(_: {render_type(inline_refs(tool.parameters), '')}) => any"
+
+
+def inline_refs(schema: dict[str, Any], *, max_depth: int = 8) -> dict[str, Any]:
+    """Replace local `$ref`s (`#/$defs/X`, `#/definitions/X`) and one-item `allOf`s by their schema.
+
+    Pydantic writes nested models this way; the reference renders them as `any`. A ref deeper than
+    `max_depth` (a recursive model) stays unresolved and renders as `any`.
+    """
+    defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
+
+    def resolve(node: Any, depth: int) -> Any:
+        if isinstance(node, list):
+            return [resolve(item, depth) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {k: v for k, v in node.items() if k not in ("$defs", "definitions")}
+        ref = node.get("$ref")
+        all_of = node.get("allOf")
+        if ref is None and isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
+            node = {**all_of[0], **{k: v for k, v in node.items() if k != "allOf"}}
+            ref = node.get("$ref")
+        if isinstance(ref, str) and depth < max_depth:
+            target = (
+                defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith(("#/$defs/", "#/definitions/")) else None
+            )
+            if isinstance(target, dict):
+                siblings = {k: v for k, v in node.items() if k != "$ref"}
+                return resolve({**target, **siblings}, depth + 1)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: resolve(prop, depth) for name, prop in value.items()}
+            else:
+                out[key] = resolve(value, depth) if key in _SUBSCHEMA_KEYS else value
+        return out
+
+    resolved: dict[str, Any] = resolve(schema, 0)
+    return resolved
+
+
+_SUBSCHEMA_KEYS = frozenset({"items", "oneOf", "anyOf", "allOf", "additionalProperties"})
 
 
 def render_type(schema: dict[str, Any], indent: str) -> str:

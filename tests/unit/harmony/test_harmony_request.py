@@ -115,3 +115,26 @@ def test_structured_output_hook() -> None:
     assert final_channel_constraint({"type": "json_object"}) is not None
     assert final_channel_constraint({"type": "text"}) is None
     assert final_channel_constraint(None) is None
+
+
+def test_pydantic_style_refs_are_inlined() -> None:
+    # The reference renders `$ref` as `any`; we inline local definitions (recursion stops at depth 8).
+    params = {
+        "$defs": {
+            "Point": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]},
+            "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}},
+        },
+        "type": "object",
+        "properties": {
+            "at": {"$ref": "#/$defs/Point", "description": "Where"},
+            "via": {"allOf": [{"$ref": "#/$defs/Point"}]},
+            "chain": {"$ref": "#/$defs/Node"},
+            "definitions": {"type": "string"},
+        },
+        "required": ["at"],
+    }
+    tool = {"type": "function", "function": {"name": "move", "description": "Move.", "parameters": params}}
+    text = render_chat_request([{"role": "user", "content": "go"}], tools=[tool])
+    assert "// Where\nat:     // Where\n{\n    x: number,\n    },\nvia?: {\n    x: number,\n    },\n" in text
+    assert "next?: any," in text  # depth limit reached
+    assert "definitions?: string," in text
