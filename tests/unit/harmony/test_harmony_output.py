@@ -165,3 +165,35 @@ def test_is_harmony_template() -> None:
     assert is_harmony_template((shared / "openai-gpt-oss-120b.jinja").read_text())
     assert not is_harmony_template((shared / "Qwen-Qwen3-0.6B.jinja").read_text())
     assert not is_harmony_template("{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}")
+
+
+def test_output_parser_never_raises_on_garbage() -> None:
+    rng = random.Random(11)
+    alphabet = [
+        "<|start|>",
+        "<|end|>",
+        "<|message|>",
+        "<|channel|>",
+        "<|constrain|>json",
+        "<|call|>",
+        "<|return|>",
+    ]
+    alphabet += [
+        "assistant",
+        "to=functions.f",
+        "to=python",
+        "final",
+        "analysis",
+        "commentary",
+        " ",
+        "{",
+        "x",
+        "<|",
+    ]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
+        parser = _parser(tools=["f"], builtin_tools=["python"])
+        step = rng.randint(1, 5)
+        pieces = [text[i : i + step] for i in range(0, len(text), step)]
+        _feed_all(parser, pieces)
+        parser.message()
