@@ -163,6 +163,10 @@ OUTPUTS = [
     " to=functions.f<|channel|>commentary<|constrain|>json<|message|>{}<|call|>",
     "<|channel|>final<|message|>a<|start|>b<|return|>",
     "<|channel|>analysis<|message|>unterminated",
+    "<|channel|>commentary to=functions.f json<|message|>{}<|call|>",
+    "<|channel|>analysis to=python code<|message|>print(1)<|call|>",
+    "<|channel|>analysis<|message|>a<|end|>"
+    "<|start|>assistant to=functions.g<|channel|>commentary<|message|>{}<|call|>",
 ]
 
 
@@ -174,3 +178,23 @@ def test_parse_equals_reference(enc: Any, text: str) -> None:
     assert [(m.role, m.recipient, m.channel, m.content_type, m.content) for m in got] == [
         (m.author.role.value, m.recipient, m.channel, m.content_type, m.content[0].text) for m in expected
     ]
+
+
+def _fields(messages: list[Any]) -> list[tuple[Any, ...]]:
+    return [
+        (m.author.role.value, m.author.name, m.recipient, m.channel, m.content_type, m.content[0].text)
+        for m in messages
+    ]
+
+
+@pytest.mark.parametrize("name", ["ongoing", "finished"])
+def test_conversation_parse_equals_reference(enc: Any, name: str) -> None:
+    text = render_conversation(CONVERSATIONS[name], auto_drop_analysis=False)
+    expected = _fields(
+        enc.parse_messages_from_completion_tokens(enc.encode(text, allowed_special="all"), None)
+    )
+    got = [
+        (m.role, m.name, m.recipient, m.channel, m.content_type, m.content)
+        for m in parse_messages(text, role=None)
+    ]
+    assert got == expected
