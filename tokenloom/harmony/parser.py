@@ -14,7 +14,8 @@ from tokenloom.harmony.messages import CALL, MESSAGE, RETURN, START, STOP_MARKER
 
 _State = Enum("_State", "EXPECT_START HEADER CONTENT STOPPED")
 _MAX_HEADER = 256  # a "header" longer than this is content written without one
-_MAX_MARKER = max(len(m) for m in STOP_MARKERS)
+_HEADER_ENDS = (MESSAGE, START, *STOP_MARKERS)
+_MAX_MARKER = max(len(m) for m in _HEADER_ENDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ class HarmonyStreamParser:
 
     @property
     def is_stopped(self) -> bool:
-        """True once `<|return|>` or `<|call|>` ended the output."""
+        """True once `<|return|>` or `<|call|>` ended the output, or `finish()` was called."""
         return self._state is _State.STOPPED
 
     def feed(self, text: str) -> list[StreamEvent]:
@@ -136,9 +137,10 @@ class HarmonyStreamParser:
 
     def _step_header(self, out: list[StreamEvent]) -> bool:
         text = self._pending
-        found = [(i, m) for m in (MESSAGE, START, *STOP_MARKERS) if (i := text.find(m)) >= 0]
+        found = [(i, m) for m in _HEADER_ENDS if 0 <= (i := text.find(m)) <= _MAX_HEADER]
         if not found:
-            if len(text) > _MAX_HEADER:
+            # Decide only once any marker starting within the limit would be complete (split invariance).
+            if len(text) > _MAX_HEADER + _MAX_MARKER:
                 out.append(FormatIssue("no message header; text read as content", "missing_message"))
                 self._start(HarmonyMessage(self._role or "assistant"), out, is_malformed=True)
                 return True

@@ -113,6 +113,8 @@ def _random_split(text: str, rng: random.Random) -> list[str]:
         "<|start|>assistant<|channel|>final<|message|>Hello <world> <| not a marker |> <|en<|end|>",
         "<|channel|>analysis I must refuse<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>",
         "<|channel|>final<|message|>cut short <|ret",
+        "x" * 250 + "<|channel|>final<|message|>header at the limit<|end|>",
+        "y" * 300 + "<|message|>no header, long<|end|>",
     ],
 )
 def test_split_invariance(text: str) -> None:
