@@ -145,13 +145,13 @@ def response_formats(response_format: Mapping[str, Any] | None) -> tuple[Respons
     if not response_format or response_format.get("type") != "json_schema":
         return ()
     spec = response_format.get("json_schema")
-    if not isinstance(spec, Mapping) or not isinstance(spec.get("schema", {}), Mapping):
+    schema = spec.get("schema", {}) if isinstance(spec, Mapping) else None
+    if isinstance(schema, bool):
+        schema = {}  # `true` accepts anything; there is nothing to describe
+    if not isinstance(spec, Mapping) or not isinstance(schema, Mapping):
         raise InvalidRequest("json_schema needs a name and a schema object", param="response_format")
-    return (
-        ResponseFormat(
-            str(spec.get("name") or "response"), dict(spec.get("schema") or {}), spec.get("description")
-        ),
-    )
+    description = spec.get("description")
+    return (ResponseFormat(str(spec.get("name") or "response"), dict(schema), description),)
 
 
 def history_to_harmony(
