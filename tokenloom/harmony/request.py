@@ -99,7 +99,11 @@ def chat_to_harmony(
     knowledge_cutoff: str | None = "2024-06",
     current_date: str | None = "today",
 ) -> list[HarmonyMessage]:
-    """The harmony messages of a request: system, developer (if any), then the conversation."""
+    """The harmony messages of a request: system, developer (if any), then the conversation.
+
+    Harmony has one developer message, so the texts of all system/developer messages join (blank line
+    between) as its instructions; the template takes only a leading one and drops the rest.
+    """
     if reasoning_effort == "minimal":
         reasoning_effort = "low"  # OpenAI's lowest level; harmony's lowest is `low`
     if reasoning_effort is not None and reasoning_effort not in _EFFORTS:
