@@ -17,12 +17,18 @@ from tokenloom.chat.render import render
 from tokenloom.engine.vocab import Tokenizer
 from tokenloom.errors import InvalidRequest
 from tokenloom.events import OutputParser
+from tokenloom.harmony import STOP_STRINGS as HARMONY_STOPS
+from tokenloom.harmony import (
+    HarmonyOutputParser,
+    render_chat_request_segments,
+)
 from tokenloom.parsing.plain import PlainOutputParser
 from tokenloom.server.wire import ChatCompletionRequest, ChatMessage
 
 logger = logging.getLogger(__name__)
 
 CacheMode = Literal["none", "system", "first"]
+ChatFormatKind = Literal["jinja", "harmony"]
 RESERVED_TEMPLATE_VARS = frozenset(
     {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token", "documents", "functions"}
 )
@@ -68,9 +74,18 @@ class ChatFormat:
     tokenizer: Tokenizer
     bos_token: str
     eos_token: str
+    kind: ChatFormatKind = "jinja"
 
     @classmethod
-    def for_model(cls, tokenizer: Tokenizer, gguf_template: str | None, override: Path | None) -> ChatFormat:
+    def for_model(
+        cls,
+        tokenizer: Tokenizer,
+        gguf_template: str | None,
+        override: Path | None,
+        *,
+        architecture: str = "",
+        forced_kind: str = "auto",
+    ) -> ChatFormat:
         if override is not None:
             template, source = override.read_text(encoding="utf-8"), "file"
         elif gguf_template:
@@ -82,6 +97,36 @@ class ChatFormat:
         return cls(
             template=template, template_source=source, tokenizer=tokenizer, bos_token=bos, eos_token=eos
         )
+
+    def prompt(self, request: ChatCompletionRequest) -> tuple[str, list[int]]:
+        """The prompt text and its tokens (harmony's special tokens are placed exactly, never parsed)."""
+        if self.kind == "harmony":
+            tokens: list[int] = []
+            parts: list[str] = []
+            for text, is_special in render_chat_request_segments(
+                [m.model_dump(exclude_none=True) for m in request.messages], **self._harmony_options(request)
+            ):
+                parts.append(text)
+                tokens.extend(self.tokenizer.tokenize(text, parse_special=is_special))
+            return "".join(parts), tokens
+        text = self.render(request)
+        return text, self.tokenize_prompt(text)
+
+    def _harmony_options(self, request: ChatCompletionRequest) -> dict[str, Any]:
+        tools = [t.model_dump(exclude_none=True) for t in request.tools] if request.tools else None
+        response_format = (
+            request.response_format.model_dump(exclude_none=True, by_alias=True)
+            if request.response_format
+            else None
+        )
+        return {
+            "tools": None if request.tool_choice == "none" else tools,
+            "reasoning_effort": request.reasoning_effort,
+            "response_format": response_format,
+        }
+
+    def extra_stops(self) -> tuple[str, ...]:
+        return HARMONY_STOPS if self.kind == "harmony" else ()
 
     def render(self, request: ChatCompletionRequest, *, add_generation_prompt: bool = True) -> str:
         kwargs = dict(request.chat_template_kwargs or {})
@@ -131,8 +176,11 @@ class ChatFormat:
             if mode == "system"
             else [ChatMessage(role="assistant", content="\u2063probe\u2063"), probe]
         )
-        probed = self.render(request.model_copy(update={"messages": [first, *tail]}))
+        probed, _ = self.prompt(request.model_copy(update={"messages": [first, *tail]}))
         return os.path.commonprefix([probed, full_text]) or None  # noqa: RUF071 - text, not paths
 
     def output_parser(self, request: ChatCompletionRequest) -> OutputParser:
+        if self.kind == "harmony":
+            tools = [t.model_dump(exclude_none=True) for t in request.tools] if request.tools else []
+            return HarmonyOutputParser(tools=tools)
         return PlainOutputParser()
