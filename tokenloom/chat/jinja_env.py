@@ -1,19 +1,45 @@
-"""The sandboxed Jinja2 environment HF chat templates expect (helpers, filters, loop controls).
+"""The sandboxed Jinja2 environment HF chat templates expect (helpers, filters, tags, loop controls).
 
-Templates come from model files and are untrusted; they are only ever compiled here.
+Templates come from model files and are untrusted; they are only ever compiled here, into a
+`BoundedEnvironment` (see sandbox.py). Same semantics as transformers' chat-template rendering.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2 import meta, nodes
+from jinja2.ext import Extension
+from jinja2.filters import do_center, do_format, do_indent, do_join, do_replace
+from jinja2.parser import Parser
 
+from tokenloom.chat.sandbox import (
+    BoundedCodeGenerator,
+    BoundedEnvironment,
+    check_percent_format,
+    check_size,
+    check_width,
+)
 from tokenloom.errors import TemplateError
+
+MAX_TEMPLATE_CHARS = 1024 * 1024  # the largest real chat templates are ~30 KB
+MAX_JSON_INDENT = 64
+
+
+class GenerationTag(Extension):
+    """`{% generation %}…{% endgeneration %}` marks assistant text for training masks; render it as-is."""
+
+    tags = {"generation"}  # noqa: RUF012 (jinja's Extension API)
+
+    def parse(self, parser: Parser) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.Scope(body, lineno=lineno)
 
 
 def _raise_exception(message: str) -> None:
@@ -25,29 +51,96 @@ def _strftime_now(fmt: str) -> str:
 
 
 def _tojson(
-    value: Any, indent: int | None = None, ensure_ascii: bool = False, sort_keys: bool = False
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | str | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
 ) -> str:
-    return json.dumps(value, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+    """transformers' `tojson`: plain json.dumps (no HTML escaping), with a bounded indent."""
+    if isinstance(indent, str):
+        check_width(len(indent) * (MAX_JSON_INDENT // 8 + 1), "tojson indent")
+    elif indent is not None and (not isinstance(indent, int) or indent > MAX_JSON_INDENT):
+        raise TemplateError(f"chat template tojson indent must be an int <= {MAX_JSON_INDENT}")
+    text = json.dumps(
+        value,
+        ensure_ascii=ensure_ascii,
+        indent=indent,
+        separators=tuple(separators) if separators is not None else None,  # type: ignore[arg-type]
+        sort_keys=sort_keys,
+    )
+    check_size(len(text), "tojson result")
+    return text
 
 
-def make_environment() -> ImmutableSandboxedEnvironment:
-    """A fresh sandbox with the globals and filters transformers provides to chat templates."""
-    env = ImmutableSandboxedEnvironment(
+def _center(value: Any, width: int = 80) -> str:
+    check_width(width, "center width")
+    return do_center(value, width)
+
+
+def _indent(value: str, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
+    unit = len(width) if isinstance(width, str) else width
+    check_width(unit * (str(value).count("\n") + 1) + len(str(value)), "indent result")
+    return do_indent(value, width, first, blank)
+
+
+def _format(value: str, *args: Any, **kwargs: Any) -> str:
+    check_percent_format(str(value))
+    return do_format(value, *args, **kwargs)
+
+
+@jinja2.pass_eval_context
+def _join(eval_ctx: Any, value: Any, d: str = "", attribute: str | int | None = None) -> str:
+    items = list(value)
+    if attribute is None:
+        check_size(sum(len(x) for x in items if isinstance(x, str)) + len(d) * len(items), "join result")
+    return do_join(eval_ctx, items, d, attribute)
+
+
+@jinja2.pass_eval_context
+def _replace(eval_ctx: Any, s: str, old: str, new: str, count: int | None = None) -> str:
+    text = str(s)
+    hits = text.count(str(old)) if old else len(text) + 1
+    check_size(len(text) + hits * len(str(new)), "replace result")
+    return do_replace(eval_ctx, s, old, new, count)
+
+
+def make_environment() -> BoundedEnvironment:
+    """A fresh bounded sandbox with the globals, filters and tags transformers gives chat templates."""
+    env = BoundedEnvironment(
         trim_blocks=True,
         lstrip_blocks=True,
-        extensions=["jinja2.ext.loopcontrols"],
-        undefined=jinja2.Undefined,
+        extensions=["jinja2.ext.loopcontrols", GenerationTag],
+        optimized=False,  # no constant folding: compiling must not evaluate template arithmetic
     )
+    env.code_generator_class = BoundedCodeGenerator
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
-    env.filters["tojson"] = _tojson
+    env.filters.update(
+        tojson=_tojson, center=_center, indent=_indent, format=_format, join=_join, replace=_replace
+    )
     return env
 
 
-@lru_cache(maxsize=64)
-def compile_template(source: str) -> jinja2.Template:
+@dataclass(frozen=True, slots=True)
+class CompiledTemplate:
+    """A compiled template and the free variables it reads (e.g. `tools`, `functions`, `enable_thinking`)."""
+
+    template: jinja2.Template
+    variables: frozenset[str]
+
+
+_ENV = make_environment()
+
+
+@lru_cache(maxsize=128)
+def compile_template(source: str) -> CompiledTemplate:
     """Compile once per template text; a syntax error becomes a TemplateError."""
+    if len(source) > MAX_TEMPLATE_CHARS:
+        raise TemplateError(f"chat template is too large ({len(source)} > {MAX_TEMPLATE_CHARS} characters)")
     try:
-        return make_environment().from_string(source)
+        ast = _ENV.parse(source)
+        variables = frozenset(meta.find_undeclared_variables(ast))
+        return CompiledTemplate(_ENV.from_string(ast), variables)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"chat template does not compile: {exc}") from exc

@@ -1,13 +1,76 @@
-"""Render a conversation through a chat template into the prompt text."""
+"""Render a conversation through a chat template into the prompt text.
+
+`render` is the faithful render (what transformers would produce; used for probing templates);
+`render_chat` first adapts OpenAI-shaped messages to what the template can express.
+"""
 
 from __future__ import annotations
 
+import copy
+import json
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import jinja2
 
-from tokenloom.chat.jinja_env import compile_template
-from tokenloom.errors import TemplateError
+from tokenloom.chat.jinja_env import CompiledTemplate, compile_template
+from tokenloom.chat.sandbox import RenderLimits, bounded
+from tokenloom.errors import InvalidRequest, TemplateError
+
+# Variables a request may not set through chat_template_kwargs: the render's own inputs and helpers.
+RESERVED_VARIABLES = frozenset(
+    {
+        "messages",
+        "tools",
+        "documents",
+        "functions",
+        "add_generation_prompt",
+        "continue_final_message",
+        "bos_token",
+        "eos_token",
+        "raise_exception",
+        "strftime_now",
+        "range",
+        "namespace",
+        "dict",
+        "lipsum",
+        "cycler",
+        "joiner",
+    }
+)
+
+_RENDER_ERRORS = (
+    jinja2.TemplateError,
+    TypeError,
+    ValueError,
+    LookupError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+)
+
+
+def check_template_kwargs(template_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of the request's chat_template_kwargs, refusing names the server itself sets."""
+    kwargs = dict(template_kwargs or {})
+    for name in kwargs:
+        if name in RESERVED_VARIABLES:
+            raise InvalidRequest(
+                f"chat_template_kwargs may not set the reserved template variable '{name}'",
+                param=f"chat_template_kwargs.{name}",
+            )
+    return kwargs
+
+
+def _legacy_variables(compiled: CompiledTemplate, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """Variables some templates read instead of `tools` (firefunction's `functions`, `datetime`)."""
+    extra: dict[str, Any] = {}
+    if "functions" in compiled.variables:
+        extra["functions"] = json.dumps(tools, indent=2) if tools else ""
+    if "datetime" in compiled.variables:
+        extra["datetime"] = datetime.now().strftime("%b %d %Y %H:%M:%S GMT")
+    return extra
 
 
 def render(
@@ -19,19 +82,77 @@ def render(
     bos_token: str = "",
     eos_token: str = "",
     template_kwargs: dict[str, Any] | None = None,
+    limits: RenderLimits | None = None,
 ) -> str:
-    """Render `messages` (OpenAI shape, tool-call arguments as objects) as HF transformers would."""
-    context: dict[str, Any] = dict(template_kwargs or {})
+    """Render `messages` exactly as given (tool-call arguments as objects), as transformers would.
+
+    Without tools, `tools` is None as in transformers; a template that then fails (it iterates
+    `tools` unguarded) is rendered again with `tools` undefined, as llama.cpp does.
+    """
+    kwargs = check_template_kwargs(template_kwargs)
+    compiled = compile_template(template)
+    context: dict[str, Any] = {**_legacy_variables(compiled, tools), **kwargs}
     context.update(
-        messages=messages,
-        tools=tools or None,
+        messages=copy.deepcopy(messages),
+        tools=copy.deepcopy(tools) or None,
         add_generation_prompt=add_generation_prompt,
         bos_token=bos_token,
         eos_token=eos_token,
     )
-    try:
-        return compile_template(template).render(**context)
-    except TemplateError:
-        raise
-    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
-        raise TemplateError(f"chat template failed to render: {type(exc).__name__}: {exc}") from exc
+    with bounded(limits or RenderLimits()):
+        try:
+            return _render_once(compiled, context)
+        except TemplateError:
+            raise
+        except _RENDER_ERRORS as exc:
+            if context["tools"] is not None or "tools" not in compiled.variables:
+                raise _render_failed(exc) from exc
+        del context["tools"]
+        try:
+            return _render_once(compiled, context)
+        except TemplateError:
+            raise
+        except _RENDER_ERRORS as exc:
+            raise _render_failed(exc) from exc
+
+
+def _render_once(compiled: CompiledTemplate, context: dict[str, Any]) -> str:
+    return compiled.template.render(**context)
+
+
+def _render_failed(exc: BaseException) -> TemplateError:
+    return TemplateError(f"chat template failed to render: {type(exc).__name__}: {exc}")
+
+
+def render_chat(
+    template: str,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    add_generation_prompt: bool = True,
+    bos_token: str = "",
+    eos_token: str = "",
+    template_kwargs: dict[str, Any] | None = None,
+    limits: RenderLimits | None = None,
+) -> str:
+    """Render OpenAI-shaped messages after adapting them to the template's capabilities.
+
+    System prompts, tool calls, tool results and content parts the template cannot express are
+    rewritten into forms it can (see messages.py), as llama-server and vLLM users expect.
+    """
+    from tokenloom.chat.caps import detect_caps
+    from tokenloom.chat.messages import adapt_messages
+
+    check_template_kwargs(template_kwargs)
+    caps = detect_caps(template)
+    adapted = adapt_messages(messages, caps)
+    return render(
+        template,
+        adapted,
+        tools=tools if caps.supports_tools else None,
+        add_generation_prompt=add_generation_prompt,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        template_kwargs=template_kwargs,
+        limits=limits,
+    )

@@ -1,0 +1,146 @@
+"""What a chat template can express, found by rendering probe conversations with marker strings.
+
+Detection never looks at model names: a capability is present when its marker survives the render.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from tokenloom.chat.jinja_env import compile_template
+from tokenloom.chat.render import render
+from tokenloom.chat.sandbox import RenderLimits
+from tokenloom.errors import TemplateError
+
+_SYSTEM = "tlm_system_marker"
+_USER = "tlm_user_marker"
+_USER2 = "tlm_second_user_marker"
+_TOOL = "tlm_tool_marker"
+_TOOL2 = "tlm_other_tool_marker"
+_ARG = "tlm_arg_marker"
+_VALUE = "tlm_value_marker"
+_CALL_ID = "tlmcallid"  # 9 alphanumerics: Mistral templates refuse other ids
+_LONG_CALL_ID = "call_tlm_long_id_marker"
+_RESULT = "tlm_result_marker"
+_REASONING = "tlm_reasoning_marker"
+_ANSWER = "tlm_answer_marker"
+_PROBE_LIMITS = RenderLimits(timeout_s=1.0, max_output_chars=1024 * 1024)
+_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+_THINKING_VARIABLES = ("enable_thinking", "thinking", "reasoning")
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateCaps:
+    """Capabilities of one template; each flag is what the probe render showed."""
+
+    supports_system_role: bool = False
+    supports_tools: bool = False
+    supports_tool_calls: bool = False
+    supports_tool_responses: bool = False
+    supports_parallel_tool_calls: bool = False
+    supports_tool_call_id: bool = False
+    supports_object_arguments: bool = False  # tool-call arguments rendered from a dict
+    supports_string_arguments: bool = False  # arguments as a JSON string render as JSON
+    supports_typed_content: bool = False  # content as [{"type": "text", "text": ...}]
+    supports_null_content: bool = False  # assistant content None (with tool calls) renders cleanly
+    supports_reasoning: bool = False
+    supports_enable_thinking: bool = False
+    requires_short_call_ids: bool = False  # ids must look like "a1B2c3D4e" (Mistral)
+    requires_alternation: bool = False  # two user turns in a row make the template raise
+    reasoning_field: str | None = None  # e.g. "reasoning_content", "thinking"
+    thinking_variable: str | None = None  # e.g. "enable_thinking", "thinking"
+
+    @property
+    def requires_object_arguments(self) -> bool:
+        """Arguments must be passed as objects (the HF convention): strings render wrong or fail."""
+        return self.supports_object_arguments and not self.supports_string_arguments
+
+
+def _probe(template: str, messages: list[dict[str, Any]], **options: Any) -> str:
+    """The faithful render, or "" when the template refuses the conversation."""
+    options.setdefault("add_generation_prompt", False)
+    try:
+        return render(template, messages, limits=_PROBE_LIMITS, **options)
+    except TemplateError:
+        return ""
+
+
+def _tool(name: str) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": {_ARG: {"type": "string"}}, "required": [_ARG]}
+    return {"type": "function", "function": {"name": name, "description": "probe", "parameters": parameters}}
+
+
+def _call(name: str, arguments: Any, call_id: str = _CALL_ID) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _calls_turn(calls: list[dict[str, Any]], content: str | None = "") -> list[dict[str, Any]]:
+    assistant = {"role": "assistant", "content": content, "tool_calls": calls}
+    return [{"role": "user", "content": _USER}, assistant]
+
+
+def _shows_arguments(out: str) -> bool:
+    """The argument key appears as JSON/XML text, not escaped inside a JSON string."""
+    return _ARG in out and _VALUE in out and f'\\"{_ARG}' not in out and f"'{_ARG}'" not in out
+
+
+@lru_cache(maxsize=128)
+def detect_caps(template: str) -> TemplateCaps:
+    """Probe `template` with small conversations; cached per template text."""
+    variables = compile_template(template).variables
+    user = [{"role": "user", "content": _USER}]
+    tools = [_tool(_TOOL), _tool(_TOOL2)]
+    system_out = _probe(template, [{"role": "system", "content": _SYSTEM}, *user])
+    typed_out = _probe(template, [{"role": "user", "content": [{"type": "text", "text": _USER}]}])
+    tools_out = _probe(template, user, tools=tools, add_generation_prompt=True)
+    obj_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE})]), tools=tools)
+    str_out = _probe(template, _calls_turn([_call(_TOOL, f'{{"{_ARG}": "{_VALUE}"}}')]), tools=tools)
+    null_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE})], None), tools=tools)
+    two_calls = [_call(_TOOL, {_ARG: _VALUE}), _call(_TOOL2, {_ARG: _VALUE}, "tlmcallib")]
+    parallel_out = _probe(template, _calls_turn(two_calls), tools=tools)
+    response = {"role": "tool", "tool_call_id": _CALL_ID, "name": _TOOL, "content": _RESULT}
+    response_out = _probe(template, [*_calls_turn([_call(_TOOL, {_ARG: _VALUE})]), response], tools=tools)
+    long_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE}, _LONG_CALL_ID)]), tools=tools)
+    twice = _probe(template, [*user, {"role": "user", "content": _USER2}])
+    return TemplateCaps(
+        supports_system_role=_SYSTEM in system_out,
+        supports_tools=_TOOL in tools_out,
+        supports_tool_calls=_TOOL in obj_out or _TOOL in str_out,
+        supports_tool_responses=_RESULT in response_out,
+        supports_parallel_tool_calls=_TOOL in parallel_out and _TOOL2 in parallel_out,
+        supports_tool_call_id=_CALL_ID in obj_out or _CALL_ID in response_out,
+        supports_object_arguments=_shows_arguments(obj_out),
+        supports_string_arguments=_shows_arguments(str_out),
+        supports_typed_content=_USER in typed_out and "'text'" not in typed_out,
+        supports_null_content=_TOOL in null_out and null_out == obj_out,
+        supports_reasoning=(field := _reasoning_field(template)) is not None,
+        supports_enable_thinking=(thinking := _thinking_variable(template, variables)) is not None,
+        requires_short_call_ids=_TOOL in obj_out and _TOOL not in long_out,
+        requires_alternation=_USER2 not in twice,
+        reasoning_field=field,
+        thinking_variable=thinking,
+    )
+
+
+def _reasoning_field(template: str) -> str | None:
+    """The assistant-message field whose text the template renders as reasoning."""
+    for field in _REASONING_FIELDS:
+        answer = {"role": "assistant", "content": _ANSWER, field: _REASONING}
+        if _REASONING in _probe(template, [{"role": "user", "content": _USER}, answer]):
+            return field
+    return None
+
+
+def _thinking_variable(template: str, variables: frozenset[str]) -> str | None:
+    """The template variable that switches thinking on and off (it changes the prompt)."""
+    user = [{"role": "user", "content": _USER}]
+    for name in _THINKING_VARIABLES:
+        if name not in variables:
+            continue
+        on = _probe(template, user, add_generation_prompt=True, template_kwargs={name: True})
+        off = _probe(template, user, add_generation_prompt=True, template_kwargs={name: False})
+        if on != off:
+            return name
+    return None
