@@ -47,7 +47,7 @@ class TemplateCaps:
     supports_null_content: bool = False  # assistant content None (with tool calls) renders cleanly
     supports_reasoning: bool = False
     supports_enable_thinking: bool = False
-    requires_short_call_ids: bool = False  # ids must look like "a1B2c3D4e" (Mistral)
+    requires_fixed_call_ids: bool = False  # only ids of 9 alphanumerics, e.g. "a1B2c3D4e", render
     requires_alternation: bool = False  # two user turns in a row make the template raise
     reasoning_field: str | None = None  # e.g. "reasoning_content", "thinking"
     thinking_variable: str | None = None  # e.g. "enable_thinking", "thinking"
@@ -86,6 +86,11 @@ def _shows_arguments(out: str) -> bool:
     return _ARG in out and _VALUE in out and f'\\"{_ARG}' not in out and f"'{_ARG}'" not in out
 
 
+def _renders_parts(out: str, marker: str) -> bool:
+    """Text parts render as their text, not as a Python repr of the list."""
+    return marker in out and "'text'" not in out
+
+
 @lru_cache(maxsize=128)
 def detect_caps(template: str) -> TemplateCaps:
     """Probe `template` with small conversations; cached per template text."""
@@ -93,16 +98,24 @@ def detect_caps(template: str) -> TemplateCaps:
     user = [{"role": "user", "content": _USER}]
     tools = [_tool(_TOOL), _tool(_TOOL2)]
     system_out = _probe(template, [{"role": "system", "content": _SYSTEM}, *user])
-    typed_out = _probe(template, [{"role": "user", "content": [{"type": "text", "text": _USER}]}])
+    typed_user = {"role": "user", "content": [{"type": "text", "text": _USER}]}
+    typed_system = {"role": "system", "content": [{"type": "text", "text": _SYSTEM}]}
+    typed_out = _probe(template, [typed_user])
+    typed_system_out = _probe(template, [typed_system, typed_user]) if _SYSTEM in system_out else _SYSTEM
     tools_out = _probe(template, user, tools=tools, add_generation_prompt=True)
     obj_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE})]), tools=tools)
     str_out = _probe(template, _calls_turn([_call(_TOOL, f'{{"{_ARG}": "{_VALUE}"}}')]), tools=tools)
-    null_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE})], None), tools=tools)
     two_calls = [_call(_TOOL, {_ARG: _VALUE}), _call(_TOOL2, {_ARG: _VALUE}, "tlmcallib")]
     parallel_out = _probe(template, _calls_turn(two_calls), tools=tools)
     response = {"role": "tool", "tool_call_id": _CALL_ID, "name": _TOOL, "content": _RESULT}
     response_out = _probe(template, [*_calls_turn([_call(_TOOL, {_ARG: _VALUE})]), response], tools=tools)
-    long_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE}, _LONG_CALL_ID)]), tools=tools)
+    null_turn = _calls_turn([_call(_TOOL, {_ARG: _VALUE})], None)
+    null_out = _probe(template, [*null_turn, response], tools=tools)
+    long_turn = _calls_turn([_call(_TOOL, {_ARG: _VALUE}, _LONG_CALL_ID)])
+    long_out = _probe(template, [*long_turn, {**response, "tool_call_id": _LONG_CALL_ID}], tools=tools)
+    short_turn = _calls_turn([_call(_TOOL, {_ARG: _VALUE}, "c1")])
+    short_out = _probe(template, [*short_turn, {**response, "tool_call_id": "c1"}], tools=tools)
+    any_id_ok = _RESULT in long_out and _RESULT in short_out
     twice = _probe(template, [*user, {"role": "user", "content": _USER2}])
     return TemplateCaps(
         supports_system_role=_SYSTEM in system_out,
@@ -113,11 +126,11 @@ def detect_caps(template: str) -> TemplateCaps:
         supports_tool_call_id=_CALL_ID in obj_out or _CALL_ID in response_out,
         supports_object_arguments=_shows_arguments(obj_out),
         supports_string_arguments=_shows_arguments(str_out),
-        supports_typed_content=_USER in typed_out and "'text'" not in typed_out,
-        supports_null_content=_TOOL in null_out and null_out == obj_out,
+        supports_typed_content=_renders_parts(typed_out, _USER) and _renders_parts(typed_system_out, _SYSTEM),
+        supports_null_content=_TOOL in null_out and null_out == response_out,
         supports_reasoning=(field := _reasoning_field(template)) is not None,
         supports_enable_thinking=(thinking := _thinking_variable(template, variables)) is not None,
-        requires_short_call_ids=_TOOL in obj_out and _TOOL not in long_out,
+        requires_fixed_call_ids=_RESULT in response_out and not any_id_ok,
         requires_alternation=_USER2 not in twice,
         reasoning_field=field,
         thinking_variable=thinking,

@@ -94,7 +94,7 @@ def _join(eval_ctx: Any, value: Any, d: str = "", attribute: str | int | None = 
     items = list(value)
     if attribute is None:
         check_size(sum(len(x) for x in items if isinstance(x, str)) + len(d) * len(items), "join result")
-    return do_join(eval_ctx, items, d, attribute)
+    return str(do_join(eval_ctx, items, d, attribute))
 
 
 @jinja2.pass_eval_context
@@ -102,7 +102,7 @@ def _replace(eval_ctx: Any, s: str, old: str, new: str, count: int | None = None
     text = str(s)
     hits = text.count(str(old)) if old else len(text) + 1
     check_size(len(text) + hits * len(str(new)), "replace result")
-    return do_replace(eval_ctx, s, old, new, count)
+    return str(do_replace(eval_ctx, s, old, new, count))
 
 
 def make_environment() -> BoundedEnvironment:

@@ -145,7 +145,7 @@ def render_chat(
 
     check_template_kwargs(template_kwargs)
     caps = detect_caps(template)
-    adapted = adapt_messages(messages, caps)
+    adapted = adapt_messages(messages, caps, tools)
     return render(
         template,
         adapted,

@@ -173,7 +173,7 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
             check_brace_format(value.__self__)
         return wrapper
 
-    def concat(self, parts: Iterable[Any]) -> str:  # type: ignore[override]
+    def concat(self, parts: Iterable[Any]) -> str:
         """Joins every output buffer (root, macros, set blocks) while counting characters."""
         cap = _budget.get().max_chars
         out: list[str] = []
