@@ -20,7 +20,8 @@ _USER2 = "tlm_second_user_marker"
 _TOOL = "tlm_tool_marker"
 _TOOL2 = "tlm_other_tool_marker"
 _ARG = "tlm_arg_marker"
-_VALUE = "tlm_value_marker"
+_VALUE = "tlm_value_marker"  # calls are detected by argument values: tool names also appear in tool lists
+_VALUE2 = "tlm_other_value_marker"
 _CALL_ID = "tlmcallid"  # 9 alphanumerics: Mistral templates refuse other ids
 _LONG_CALL_ID = "call_tlm_long_id_marker"
 _RESULT = "tlm_result_marker"
@@ -105,7 +106,7 @@ def detect_caps(template: str) -> TemplateCaps:
     tools_out = _probe(template, user, tools=tools, add_generation_prompt=True)
     obj_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE})]), tools=tools)
     str_out = _probe(template, _calls_turn([_call(_TOOL, f'{{"{_ARG}": "{_VALUE}"}}')]), tools=tools)
-    two_calls = [_call(_TOOL, {_ARG: _VALUE}), _call(_TOOL2, {_ARG: _VALUE}, "tlmcallib")]
+    two_calls = [_call(_TOOL, {_ARG: _VALUE}), _call(_TOOL2, {_ARG: _VALUE2}, "tlmcallib")]
     parallel_out = _probe(template, _calls_turn(two_calls), tools=tools)
     response = {"role": "tool", "tool_call_id": _CALL_ID, "name": _TOOL, "content": _RESULT}
     response_out = _probe(template, [*_calls_turn([_call(_TOOL, {_ARG: _VALUE})]), response], tools=tools)
@@ -120,14 +121,14 @@ def detect_caps(template: str) -> TemplateCaps:
     return TemplateCaps(
         supports_system_role=_SYSTEM in system_out,
         supports_tools=_TOOL in tools_out,
-        supports_tool_calls=_TOOL in obj_out or _TOOL in str_out,
+        supports_tool_calls=_VALUE in obj_out or _VALUE in str_out,
         supports_tool_responses=_RESULT in response_out,
-        supports_parallel_tool_calls=_TOOL in parallel_out and _TOOL2 in parallel_out,
+        supports_parallel_tool_calls=_VALUE in parallel_out and _VALUE2 in parallel_out,
         supports_tool_call_id=_CALL_ID in obj_out or _CALL_ID in response_out,
         supports_object_arguments=_shows_arguments(obj_out),
         supports_string_arguments=_shows_arguments(str_out),
         supports_typed_content=_renders_parts(typed_out, _USER) and _renders_parts(typed_system_out, _SYSTEM),
-        supports_null_content=_TOOL in null_out and null_out == response_out,
+        supports_null_content=_VALUE in null_out and null_out == response_out,
         supports_reasoning=(field := _reasoning_field(template)) is not None,
         supports_enable_thinking=(thinking := _thinking_variable(template, variables)) is not None,
         requires_fixed_call_ids=_RESULT in response_out and not any_id_ok,
