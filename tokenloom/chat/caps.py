@@ -132,7 +132,7 @@ def detect_caps(template: str) -> TemplateCaps:
         supports_reasoning=(field := _reasoning_field(template)) is not None,
         supports_enable_thinking=(thinking := _thinking_variable(template, variables)) is not None,
         requires_fixed_call_ids=_RESULT in response_out and not any_id_ok,
-        requires_alternation=_USER2 not in twice,
+        requires_alternation=_USER in _probe(template, user) and _USER2 not in twice,
         reasoning_field=field,
         thinking_variable=thinking,
     )
