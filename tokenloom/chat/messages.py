@@ -11,14 +11,11 @@ import json
 from typing import Any
 
 from tokenloom.chat.caps import TemplateCaps
+from tokenloom.chat.fallback import TOOLS_PREAMBLE
 from tokenloom.errors import InvalidRequest
 
 Message = dict[str, Any]
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-_TOOLS_PREAMBLE = (
-    "You can call the following tools. To call tools, reply with only a JSON object of the form "
-    '{"tool_calls": [{"name": "<tool name>", "arguments": {<arguments>}}]}.\n\nTools:\n'
-)
 
 
 def normalize_messages(messages: list[Message]) -> list[Message]:
@@ -115,7 +112,7 @@ def content_text(content: Any) -> str:
 
 
 def _describe_tools(msgs: list[Message], tools: list[dict[str, Any]]) -> list[Message]:
-    text = _TOOLS_PREAMBLE + json.dumps(tools, indent=2, ensure_ascii=False)
+    text = TOOLS_PREAMBLE + json.dumps(tools, indent=2, ensure_ascii=False)
     if msgs and msgs[0]["role"] == "system":
         first = {**msgs[0], "content": content_text(msgs[0]["content"]) + "\n\n" + text}
         return [first, *msgs[1:]]
