@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from tokenloom.chat.bounds import RenderLimits
 from tokenloom.chat.jinja_env import compile_template
 from tokenloom.chat.render import render
-from tokenloom.chat.sandbox import RenderLimits
 from tokenloom.errors import TemplateError
 
 _SYSTEM = "tlm_system_marker"

@@ -6,7 +6,9 @@ Templates come from model files and are untrusted; they are only ever compiled h
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -18,13 +20,8 @@ from jinja2.ext import Extension
 from jinja2.filters import do_center, do_format, do_indent, do_join, do_replace
 from jinja2.parser import Parser
 
-from tokenloom.chat.sandbox import (
-    BoundedCodeGenerator,
-    BoundedEnvironment,
-    check_percent_format,
-    check_size,
-    check_width,
-)
+from tokenloom.chat.bounds import check_percent_format, check_size, check_text, check_width, text_size
+from tokenloom.chat.sandbox import BoundedEnvironment
 from tokenloom.errors import TemplateError
 
 MAX_TEMPLATE_CHARS = 1024 * 1024  # the largest real chat templates are ~30 KB
@@ -58,6 +55,7 @@ def _tojson(
     sort_keys: bool = False,
 ) -> str:
     """transformers' `tojson`: plain json.dumps (no HTML escaping), with a bounded indent."""
+    check_text(value, "tojson value")
     if isinstance(indent, str):
         check_width(len(indent) * (MAX_JSON_INDENT // 8 + 1), "tojson indent")
     elif indent is not None and (not isinstance(indent, int) or indent > MAX_JSON_INDENT):
@@ -85,7 +83,7 @@ def _indent(value: str, width: int | str = 4, first: bool = False, blank: bool =
 
 
 def _format(value: str, *args: Any, **kwargs: Any) -> str:
-    check_percent_format(str(value))
+    check_percent_format(str(value), kwargs or args)
     return do_format(value, *args, **kwargs)
 
 
@@ -93,7 +91,7 @@ def _format(value: str, *args: Any, **kwargs: Any) -> str:
 def _join(eval_ctx: Any, value: Any, d: str = "", attribute: str | int | None = None) -> str:
     items = list(value)
     if attribute is None:
-        check_size(sum(len(x) for x in items if isinstance(x, str)) + len(d) * len(items), "join result")
+        check_size(sum(text_size(x) for x in items) + len(d) * (len(items) - 1), "join result")
     return str(do_join(eval_ctx, items, d, attribute))
 
 
@@ -113,13 +111,37 @@ def make_environment() -> BoundedEnvironment:
         extensions=["jinja2.ext.loopcontrols", GenerationTag],
         optimized=False,  # no constant folding: compiling must not evaluate template arithmetic
     )
-    env.code_generator_class = BoundedCodeGenerator
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.filters.update(
         tojson=_tojson, center=_center, indent=_indent, format=_format, join=_join, replace=_replace
     )
+    for name, function in env.filters.items():
+        if name not in _NON_TEXT_FILTERS:
+            env.filters[name] = _text_guarded(function)
     return env
+
+
+# Filters that never turn their input into text; every other filter's input must fit as text first
+# (`{{ ([big] * 1000) | upper }}` would otherwise build str(list) at any size).
+_NON_TEXT_FILTERS = frozenset(
+    {"length", "count", "first", "last", "default", "d", "list", "select", "reject", "map", "selectattr"}
+    | {"rejectattr", "sort", "reverse", "unique", "items", "dictsort", "batch", "slice", "sum", "min"}
+    | {"max", "groupby", "attr", "random", "abs", "round", "int", "float", "bool", "join", "tojson"}
+)
+
+
+def _text_guarded(function: Callable[..., Any]) -> Callable[..., Any]:
+    # pass_context / pass_eval_context / pass_environment filters get that object first.
+    value_index = 0 if getattr(function, "jinja_pass_arg", None) is None else 1
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > value_index and not isinstance(args[value_index], str):
+            check_text(args[value_index], "filter input")
+        return function(*args, **kwargs)
+
+    return guarded
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,5 +164,5 @@ def compile_template(source: str) -> CompiledTemplate:
         ast = _ENV.parse(source)
         variables = frozenset(meta.find_undeclared_variables(ast))
         return CompiledTemplate(_ENV.from_string(ast), variables)
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(f"chat template does not compile: {exc}") from exc
+    except (jinja2.TemplateSyntaxError, RecursionError) as exc:
+        raise TemplateError(f"chat template does not compile: {type(exc).__name__}: {exc}") from exc

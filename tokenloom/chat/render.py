@@ -14,8 +14,8 @@ from typing import Any
 
 import jinja2
 
+from tokenloom.chat.bounds import RenderLimits, bounded
 from tokenloom.chat.jinja_env import CompiledTemplate, compile_template
-from tokenloom.chat.sandbox import RenderLimits, bounded
 from tokenloom.errors import InvalidRequest, TemplateError
 
 # Variables a request may not set through chat_template_kwargs: the render's own inputs and helpers.
@@ -40,6 +40,9 @@ RESERVED_VARIABLES = frozenset(
     }
 )
 
+_OPTIONAL_INPUTS = ("tools", "documents")
+# What a template bug or a template/data mismatch raises inside Jinja. TemplateError (a bound, or
+# raise_exception) is not among them, so it passes through unchanged and is never retried.
 _RENDER_ERRORS = (
     jinja2.TemplateError,
     TypeError,
@@ -82,12 +85,14 @@ def render(
     bos_token: str = "",
     eos_token: str = "",
     template_kwargs: dict[str, Any] | None = None,
+    documents: list[dict[str, Any]] | None = None,
     limits: RenderLimits | None = None,
 ) -> str:
     """Render `messages` exactly as given (tool-call arguments as objects), as transformers would.
 
-    Without tools, `tools` is None as in transformers; a template that then fails (it iterates
-    `tools` unguarded) is rendered again with `tools` undefined, as llama.cpp does.
+    Without tools, `tools` is None as in transformers (`documents` likewise); a template that then
+    fails (it iterates `tools` unguarded) is rendered again with them undefined, as llama.cpp does.
+    Inputs are deep-copied: a template can never change the caller's data.
     """
     kwargs = check_template_kwargs(template_kwargs)
     compiled = compile_template(template)
@@ -95,6 +100,7 @@ def render(
     context.update(
         messages=copy.deepcopy(messages),
         tools=copy.deepcopy(tools) or None,
+        documents=copy.deepcopy(documents) or None,
         add_generation_prompt=add_generation_prompt,
         bos_token=bos_token,
         eos_token=eos_token,
@@ -102,16 +108,16 @@ def render(
     with bounded(limits or RenderLimits()):
         try:
             return _render_once(compiled, context)
-        except TemplateError:
-            raise
         except _RENDER_ERRORS as exc:
-            if context["tools"] is not None or "tools" not in compiled.variables:
+            unset = [
+                name for name in _OPTIONAL_INPUTS if context[name] is None and name in compiled.variables
+            ]
+            if not unset:
                 raise _render_failed(exc) from exc
-        del context["tools"]
+        for name in unset:
+            del context[name]
         try:
             return _render_once(compiled, context)
-        except TemplateError:
-            raise
         except _RENDER_ERRORS as exc:
             raise _render_failed(exc) from exc
 
@@ -133,6 +139,7 @@ def render_chat(
     bos_token: str = "",
     eos_token: str = "",
     template_kwargs: dict[str, Any] | None = None,
+    documents: list[dict[str, Any]] | None = None,
     limits: RenderLimits | None = None,
 ) -> str:
     """Render OpenAI-shaped messages after adapting them to the template's capabilities.
@@ -154,5 +161,6 @@ def render_chat(
         bos_token=bos_token,
         eos_token=eos_token,
         template_kwargs=template_kwargs,
+        documents=documents,
         limits=limits,
     )

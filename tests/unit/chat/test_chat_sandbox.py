@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tokenloom.chat.bounds import RenderLimits
 from tokenloom.chat.jinja_env import compile_template
 from tokenloom.chat.render import RESERVED_VARIABLES, render
-from tokenloom.chat.sandbox import RenderLimits
 from tokenloom.errors import InvalidRequest, TemplateError
 
 FAST = RenderLimits(timeout_s=0.2)
@@ -57,6 +57,15 @@ BOMBS = {
         "{% macro m() %}{% for i in range(100000) %}{{ 'x' * 100 }}{% endfor %}{% endmacro %}"
         "{% set y = m() %}ok"
     ),
+    "print_list_of_big_strings": "{% set s = 'a' * 3000000 %}{{ [s] * 1000 }}",
+    "filter_stringifies_list": "{% set s = 'a' * 3000000 %}{{ ([s] * 1000) | upper }}",
+    "string_filter": "{% set s = 'a' * 3000000 %}{{ ([s] * 1000) | string | length }}",
+    "tojson_of_big_list": "{% set s = 'a' * 3000000 %}{{ ([s] * 1000) | tojson | length }}",
+    "tilde_with_list": "{% set s = 'a' * 3000000 %}{{ (([s] * 1000) ~ '') | length }}",
+    "brace_format_repeats_a_value": "{% set s = 'a' * 3000000 %}{{ '{0}{0}{0}{0}'.format(s) | length }}",
+    "brace_format_map": "{% set s = 'a' * 3000000 %}{{ '{a}{a}{a}'.format_map({'a': s}) | length }}",
+    "percent_format_tuple": "{% set s = 'a' * 3000000 %}{{ ('%s%s' % (s, s)) | length }}",
+    "percent_format_mapping": "{% set s = 'a' * 3000000 %}{{ ('%(a)s%(a)s' % {'a': s}) | length }}",
     "list_append_growth": (
         "{% set l = [] %}{% for i in range(100000) %}{% set _ = l.extend(range(100000)) %}{% endfor %}"
     ),
@@ -99,6 +108,16 @@ def test_compile_is_cached_per_text() -> None:
 def test_syntax_error_is_template_error() -> None:
     with pytest.raises(TemplateError, match="does not compile"):
         render("{% if %}", [])
+
+
+def test_deeply_nested_template_is_template_error() -> None:
+    with pytest.raises(TemplateError, match="does not compile"):
+        render("{% if true %}" * 3000 + "{% endif %}" * 3000, [])
+
+
+def test_big_but_legal_values_still_render() -> None:
+    source = "{% set s = 'a' * 1000000 %}{{ '{}{}'.format(s, s) | length }} {{ ([s, s] | join) | length }}"
+    assert render(source, []) == "2000000 2000000"
 
 
 @pytest.mark.parametrize("name", sorted(RESERVED_VARIABLES))
