@@ -85,7 +85,7 @@ def adapt_messages(
     messages: list[Message], caps: TemplateCaps, tools: list[dict[str, Any]] | None = None
 ) -> list[Message]:
     """Rewrite what the template cannot express into what it can, as llama-server/vLLM users expect."""
-    msgs = normalize_messages(messages)
+    msgs = _link_tool_results(normalize_messages(messages))
     if tools and not caps.supports_tools:
         msgs = _describe_tools(msgs, tools)
     if not caps.supports_tool_calls:
@@ -109,6 +109,31 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(part["text"] for part in content)
     return content or ""
+
+
+def _link_tool_results(msgs: list[Message]) -> list[Message]:
+    """Every call gets an id and every result its call's id and tool name (templates print them)."""
+    out: list[Message] = []
+    pending: list[tuple[str, str]] = []  # (id, name) of calls not yet answered, oldest first
+    names: dict[str, str] = {}
+    for i, message in enumerate(msgs):
+        if message.get("tool_calls"):
+            calls = [
+                c if "id" in c else {**c, "id": f"call_{i}_{j}"} for j, c in enumerate(message["tool_calls"])
+            ]
+            message = {**message, "tool_calls": calls}
+            pending = [(c["id"], c["function"]["name"]) for c in calls]
+            names.update(pending)
+        elif message["role"] == "tool":
+            message = dict(message)
+            if "tool_call_id" not in message and pending:
+                message["tool_call_id"] = pending[0][0]
+            call_id = message.get("tool_call_id")
+            pending = [p for p in pending if p[0] != call_id]
+            if "name" not in message and call_id in names:
+                message["name"] = names[call_id]
+        out.append(message)
+    return out
 
 
 def _describe_tools(msgs: list[Message], tools: list[dict[str, Any]]) -> list[Message]:
@@ -213,7 +238,7 @@ def _shape(message: Message, caps: TemplateCaps) -> Message:
     """Content, arguments and reasoning in the form the template renders."""
     out = dict(message)
     content = out["content"]
-    if isinstance(content, list) and not caps.supports_typed_content:
+    if isinstance(content, list) and not (caps.supports_typed_content and out["role"] in ("user", "system")):
         out["content"] = content_text(content)
     elif content is None and not (out.get("tool_calls") and caps.supports_null_content):
         out["content"] = ""

@@ -41,6 +41,7 @@ RESERVED_VARIABLES = frozenset(
 )
 
 _OPTIONAL_INPUTS = ("tools", "documents")
+_THINKING_ALIASES = ("enable_thinking", "thinking")
 # What a template bug or a template/data mismatch raises inside Jinja. TemplateError (a bound, or
 # raise_exception) is not among them, so it passes through unchanged and is never retried.
 _RENDER_ERRORS = (
@@ -150,9 +151,15 @@ def render_chat(
     from tokenloom.chat.caps import detect_caps
     from tokenloom.chat.messages import adapt_messages
 
-    check_template_kwargs(template_kwargs)
+    kwargs = check_template_kwargs(template_kwargs)
     caps = detect_caps(template)
     adapted = adapt_messages(messages, caps, tools)
+    variable = caps.thinking_variable
+    if variable and variable not in kwargs:
+        # Clients send `enable_thinking` (or `thinking`); pass it on under the name this template reads.
+        switch = next((kwargs[alias] for alias in _THINKING_ALIASES if alias in kwargs), None)
+        if switch is not None:
+            kwargs[variable] = switch
     return render(
         template,
         adapted,
@@ -160,7 +167,7 @@ def render_chat(
         add_generation_prompt=add_generation_prompt,
         bos_token=bos_token,
         eos_token=eos_token,
-        template_kwargs=template_kwargs,
+        template_kwargs=kwargs,
         documents=documents,
         limits=limits,
     )

@@ -173,3 +173,23 @@ def test_same_role_turns_merge_for_alternating_templates() -> None:
     ]
     out = adapt_messages(messages, TemplateCaps(requires_alternation=True))
     assert out == [{"role": "user", "content": "S\n\na\n\nb"}, {"role": "assistant", "content": "c\n\nd"}]
+
+
+def test_missing_ids_and_names_are_linked() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]},
+        {"role": "tool", "content": "r"},
+    ]
+    out = adapt_messages(messages, FULL)
+    call_id = out[1]["tool_calls"][0]["id"]
+    assert out[2]["tool_call_id"] == call_id and out[2]["name"] == "f"
+
+
+def test_tool_and_assistant_parts_are_joined_even_with_typed_content() -> None:
+    parts = [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+    messages = [
+        {"role": "assistant", "content": parts},
+        {"role": "tool", "tool_call_id": "x", "content": parts},
+    ]
+    assert [m["content"] for m in adapt_messages(messages, FULL)] == ["a\nb", "a\nb"]
