@@ -15,6 +15,7 @@ from tokenloom.chat.render import render
 from tokenloom.errors import TemplateError
 
 _SYSTEM = "tlm_system_marker"
+_LATE_SYSTEM = "tlm_late_system_marker"
 _USER = "tlm_user_marker"
 _USER2 = "tlm_second_user_marker"
 _TOOL = "tlm_tool_marker"
@@ -37,6 +38,7 @@ class TemplateCaps:
     """Capabilities of one template; each flag is what the probe render showed."""
 
     supports_system_role: bool = False
+    supports_late_system: bool = False  # a system message after the first turns renders
     supports_tools: bool = False
     supports_tool_calls: bool = False
     supports_tool_responses: bool = False
@@ -117,9 +119,18 @@ def detect_caps(template: str) -> TemplateCaps:
     short_turn = _calls_turn([_call(_TOOL, {_ARG: _VALUE}, "c1")])
     short_out = _probe(template, [*short_turn, {**response, "tool_call_id": "c1"}], tools=tools)
     any_id_ok = _RESULT in long_out and _RESULT in short_out
+    late = [
+        {"role": "system", "content": _SYSTEM},
+        *user,
+        {"role": "assistant", "content": _ANSWER},
+        {"role": "system", "content": _LATE_SYSTEM},
+        {"role": "user", "content": _USER2},
+    ]
+    late_out = _probe(template, late)
     twice = _probe(template, [*user, {"role": "user", "content": _USER2}])
     return TemplateCaps(
         supports_system_role=_SYSTEM in system_out,
+        supports_late_system=_SYSTEM in late_out and _LATE_SYSTEM in late_out,
         supports_tools=_TOOL in tools_out,
         supports_tool_calls=_VALUE in obj_out or _VALUE in str_out,
         supports_tool_responses=_RESULT in response_out,

@@ -148,8 +148,8 @@ def render_chat(
     System prompts, tool calls, tool results and content parts the template cannot express are
     rewritten into forms it can (see messages.py), as llama-server and vLLM users expect.
     """
+    from tokenloom.chat.adapt import adapt_messages
     from tokenloom.chat.caps import detect_caps
-    from tokenloom.chat.messages import adapt_messages
 
     kwargs = check_template_kwargs(template_kwargs)
     caps = detect_caps(template)

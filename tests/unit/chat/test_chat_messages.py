@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from chat_conversations import TOOLS, call, parallel_calls, tool_call
 
+from tokenloom.chat.adapt import adapt_messages
 from tokenloom.chat.caps import TemplateCaps
-from tokenloom.chat.messages import adapt_messages, normalize_messages
+from tokenloom.chat.messages import normalize_messages
 from tokenloom.errors import InvalidRequest
 
 FULL = TemplateCaps(
@@ -193,3 +194,28 @@ def test_tool_and_assistant_parts_are_joined_even_with_typed_content() -> None:
         {"role": "tool", "tool_call_id": "x", "content": parts},
     ]
     assert [m["content"] for m in adapt_messages(messages, FULL)] == ["a\nb", "a\nb"]
+
+
+def test_late_system_messages_fold_into_the_next_user_turn() -> None:
+    messages = [
+        {"role": "system", "content": "A"},
+        {"role": "system", "content": "B"},
+        {"role": "user", "content": "u1"},
+        {"role": "system", "content": "C"},
+        {"role": "user", "content": "u2"},
+    ]
+    out = adapt_messages(messages, TemplateCaps(supports_system_role=True))
+    assert out == [
+        {"role": "system", "content": "A\n\nB"},
+        {"role": "user", "content": "u1"},
+        {"role": "user", "content": "C\n\nu2"},
+    ]
+    assert (
+        adapt_messages(messages, TemplateCaps(supports_system_role=True, supports_late_system=True))
+        == messages
+    )
+
+
+def test_legacy_function_role_is_a_tool_result() -> None:
+    out = normalize_messages([{"role": "function", "name": "f", "content": "r"}])
+    assert out == [{"role": "tool", "name": "f", "content": "r"}]
