@@ -11,7 +11,7 @@ from typing import Any
 
 from tokenloom.chat.bounds import RenderLimits
 from tokenloom.chat.jinja_env import compile_template
-from tokenloom.chat.render import render
+from tokenloom.chat.template import render
 from tokenloom.errors import TemplateError
 
 _SYSTEM = "tlm_system_marker"
