@@ -4,6 +4,8 @@ The server calls `render_chat` (adapted render) and `detect_caps`; template anal
 (faithful render) to probe templates.
 """
 
+from __future__ import annotations
+
 from tokenloom.chat.bounds import RenderLimits
 from tokenloom.chat.caps import TemplateCaps, detect_caps
 from tokenloom.chat.fallback import GEMMA_TURNS

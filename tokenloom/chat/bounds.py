@@ -42,10 +42,18 @@ _DEFAULT = _Budget(deadline=float("inf"), max_chars=RenderLimits().max_output_ch
 _budget: ContextVar[_Budget] = ContextVar("tokenloom_chat_budget", default=_DEFAULT)
 
 
+class BudgetExceeded(TemplateError):
+    """The render (or a whole series of renders, such as capability probes) ran out of time."""
+
+
 @contextmanager
 def bounded(limits: RenderLimits) -> Iterator[None]:
-    """Apply `limits` to every template evaluation in this context (thread- and task-local)."""
-    token = _budget.set(_Budget(time.monotonic() + limits.timeout_s, limits.max_output_chars))
+    """Apply `limits` to every template evaluation in this context (thread- and task-local).
+
+    Nested budgets never extend an outer deadline: probing a template is bounded as a whole.
+    """
+    deadline = min(_budget.get().deadline, time.monotonic() + limits.timeout_s)
+    token = _budget.set(_Budget(deadline, limits.max_output_chars))
     try:
         yield
     finally:
@@ -59,7 +67,7 @@ def max_chars() -> int:
 def check_deadline() -> None:
     """Raise if the current render has used up its time budget."""
     if time.monotonic() > _budget.get().deadline:
-        raise TemplateError("chat template exceeded its time budget")
+        raise BudgetExceeded("chat template exceeded its time budget")
 
 
 def check_size(size: int, what: str) -> None:

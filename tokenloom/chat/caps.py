@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from tokenloom.chat.bounds import RenderLimits
+from tokenloom.chat.bounds import BudgetExceeded, RenderLimits, bounded
 from tokenloom.chat.jinja_env import compile_template
 from tokenloom.chat.template import render
 from tokenloom.errors import TemplateError
@@ -29,6 +29,7 @@ _RESULT = "tlm_result_marker"
 _REASONING = "tlm_reasoning_marker"
 _ANSWER = "tlm_answer_marker"
 _PROBE_LIMITS = RenderLimits(timeout_s=1.0, max_output_chars=1024 * 1024)
+_DETECT_LIMITS = RenderLimits(timeout_s=3.0)  # all probes together; real templates need milliseconds
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 _THINKING_VARIABLES = ("enable_thinking", "thinking", "reasoning")
 
@@ -62,10 +63,12 @@ class TemplateCaps:
 
 
 def _probe(template: str, messages: list[dict[str, Any]], **options: Any) -> str:
-    """The faithful render, or "" when the template refuses the conversation."""
+    """The faithful render, or "" when the template refuses the conversation (but not when it is slow)."""
     options.setdefault("add_generation_prompt", False)
     try:
         return render(template, messages, limits=_PROBE_LIMITS, **options)
+    except BudgetExceeded:
+        raise
     except TemplateError:
         return ""
 
@@ -96,7 +99,18 @@ def _renders_parts(out: str, marker: str) -> bool:
 
 @lru_cache(maxsize=128)
 def detect_caps(template: str) -> TemplateCaps:
-    """Probe `template` with small conversations; cached per template text."""
+    """Probe `template` with small conversations; cached per template text.
+
+    A template too slow to probe raises TemplateError (and is not cached as capable of nothing).
+    """
+    try:
+        with bounded(_DETECT_LIMITS):
+            return _detect(template)
+    except BudgetExceeded as exc:
+        raise TemplateError(f"chat template is too slow to probe its capabilities: {exc}") from exc
+
+
+def _detect(template: str) -> TemplateCaps:
     variables = compile_template(template).variables
     user = [{"role": "user", "content": _USER}]
     tools = [_tool(_TOOL), _tool(_TOOL2)]

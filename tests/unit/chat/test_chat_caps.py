@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from chat_conversations import load
 
+from tokenloom.chat.bounds import RenderLimits
 from tokenloom.chat.caps import TemplateCaps, detect_caps
+from tokenloom.errors import TemplateError
 
 EXPECTED: dict[str, dict[str, object]] = {
     # ChatML with a tools block, <tool_call> JSON, tool results as user turns with <tool_response>.
@@ -91,3 +93,10 @@ def test_caps_are_cached_per_template_text() -> None:
 def test_a_template_that_fails_everything_has_no_caps() -> None:
     caps = detect_caps("{{ raise_exception('nope') }}")
     assert caps == TemplateCaps()
+
+
+def test_a_template_too_slow_to_probe_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tokenloom.chat.caps._PROBE_LIMITS", RenderLimits(timeout_s=0.05))
+    slow = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{{ messages }}"
+    with pytest.raises(TemplateError, match="too slow to probe"):
+        detect_caps(slow)
