@@ -19,6 +19,7 @@ from jinja2 import meta, nodes
 from jinja2.ext import Extension
 from jinja2.filters import do_center, do_format, do_indent, do_join, do_replace
 from jinja2.parser import Parser
+from jinja2.utils import generate_lorem_ipsum
 
 from tokenloom.chat.bounds import check_percent_format, check_size, check_text, check_width, text_size
 from tokenloom.chat.sandbox import BoundedEnvironment
@@ -71,6 +72,13 @@ def _tojson(
     return text
 
 
+def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+    """Jinja's lorem ipsum generator, with its size (up to ~12 characters a word) bounded first."""
+    if isinstance(n, int) and isinstance(max, int):
+        check_size(n * max * 12, "lipsum result")
+    return str(generate_lorem_ipsum(n, html, min, max))
+
+
 def _center(value: Any, width: int = 80) -> str:
     check_width(width, "center width")
     return do_center(value, width)
@@ -113,6 +121,7 @@ def make_environment() -> BoundedEnvironment:
     )
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
+    env.globals["lipsum"] = _lipsum
     env.filters.update(
         tojson=_tojson, center=_center, indent=_indent, format=_format, join=_join, replace=_replace
     )

@@ -66,6 +66,7 @@ BOMBS = {
     "brace_format_map": "{% set s = 'a' * 3000000 %}{{ '{a}{a}{a}'.format_map({'a': s}) | length }}",
     "percent_format_tuple": "{% set s = 'a' * 3000000 %}{{ ('%s%s' % (s, s)) | length }}",
     "percent_format_mapping": "{% set s = 'a' * 3000000 %}{{ ('%(a)s%(a)s' % {'a': s}) | length }}",
+    "lipsum": "{{ lipsum(n=100000) | length }}",
     "list_append_growth": (
         "{% set l = [] %}{% for i in range(100000) %}{% set _ = l.extend(range(100000)) %}{% endfor %}"
     ),
