@@ -117,12 +117,10 @@ def _fold_system(msgs: list[Message], *, keep_leading: bool) -> list[Message]:
                 pending = []
             out.append(message)
         elif keep_leading and all(m["role"] == "system" for m in out):
-            text = content_text(message["content"])
-            out = (
-                [{"role": "system", "content": f"{content_text(out[0]['content'])}\n\n{text}"}]
-                if out
-                else [message]
-            )
+            if out:
+                merged = f"{content_text(out[0]['content'])}\n\n{content_text(message['content'])}"
+                message = {"role": "system", "content": merged}
+            out = [message]
         else:
             pending.append(content_text(message["content"]))
     if pending:

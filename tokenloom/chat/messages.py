@@ -29,7 +29,7 @@ def _normalize(message: Any, where: str) -> Message:
     role = message.get("role")
     if role not in _ROLES:
         raise InvalidRequest(
-            f"{where}.role must be one of {sorted(_ROLES)}, not {role!r}", param=f"{where}.role"
+            f"{where}.role must be one of {', '.join(sorted(_ROLES))}, not {role!r}", param=f"{where}.role"
         )
     out = {key: value for key, value in message.items() if value is not None or key == "content"}
     out["role"] = {"developer": "system", "function": "tool"}.get(role, role)  # legacy "function" results
@@ -39,8 +39,11 @@ def _normalize(message: Any, where: str) -> Message:
     if message.get("tool_calls"):
         if role != "assistant":
             raise InvalidRequest(f"{where}.tool_calls is only allowed on assistant messages", param=where)
+        calls = message["tool_calls"]
+        if not isinstance(calls, list):
+            raise InvalidRequest(f"{where}.tool_calls must be a list", param=f"{where}.tool_calls")
         out["tool_calls"] = [
-            _normalize_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(message["tool_calls"])
+            _normalize_call(call, f"{where}.tool_calls[{j}]") for j, call in enumerate(calls)
         ]
     else:
         out.pop("tool_calls", None)

@@ -54,6 +54,7 @@ def test_reasoning_alias_is_accepted() -> None:
         ),
         ([{"role": "assistant", "tool_calls": [{"function": {}}]}], "messages[0].tool_calls[0].function"),
         ([{"role": "user", "content": "x", "tool_calls": [call("c", "f", {})]}], "messages[0]"),
+        ([{"role": "assistant", "content": "", "tool_calls": {"id": "c"}}], "messages[0].tool_calls"),
     ],
 )
 def test_bad_messages_name_the_field(messages: list[Any], param: str) -> None:
