@@ -202,5 +202,8 @@ def check_method_call(method: Any, args: tuple[Any, ...], kwargs: Mapping[str, A
     elif name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
         hits = owner.count(args[0]) if args[0] else len(owner) + 1
         check_size(len(owner) + hits * len(args[1]), "str.replace result")
+    elif name == "translate" and args and isinstance(args[0], dict):
+        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
+        check_size(len(owner) * longest, "str.translate result")
     elif name == "join" and args and isinstance(args[0], list | tuple):
         check_size(sum(text_size(x) for x in args[0]) + len(owner) * (len(args[0]) - 1), "str.join result")

@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 from jinja2.ext import Extension
-from jinja2.filters import do_center, do_format, do_indent, do_join, do_replace
+from jinja2.filters import do_center, do_format, do_indent, do_join, do_replace, do_sum, make_attrgetter
 from jinja2.parser import Parser
 from jinja2.utils import generate_lorem_ipsum
 
@@ -98,9 +98,21 @@ def _format(value: str, *args: Any, **kwargs: Any) -> str:
 @jinja2.pass_eval_context
 def _join(eval_ctx: Any, value: Any, d: str = "", attribute: str | int | None = None) -> str:
     items = list(value)
-    if attribute is None:
-        check_size(sum(text_size(x) for x in items) + len(d) * (len(items) - 1), "join result")
-    return str(do_join(eval_ctx, items, d, attribute))
+    if attribute is not None:
+        items = list(map(make_attrgetter(eval_ctx.environment, attribute), items))
+    check_size(sum(text_size(x) for x in items) + len(d) * (len(items) - 1), "join result")
+    return str(do_join(eval_ctx, items, d))
+
+
+@jinja2.pass_environment
+def _sum(env: Any, iterable: Any, attribute: str | int | None = None, start: Any = 0) -> Any:
+    """Summing lists or tuples concatenates them: size that first."""
+    items = list(iterable)
+    if attribute is not None:
+        items = list(map(make_attrgetter(env, attribute), items))
+    if isinstance(start, list | tuple) or any(isinstance(x, list | tuple) for x in items):
+        check_size(sum(len(x) for x in items if isinstance(x, list | tuple)), "sum result")
+    return do_sum(env, items, start=start)
 
 
 @jinja2.pass_eval_context
@@ -123,7 +135,7 @@ def make_environment() -> BoundedEnvironment:
     env.globals["strftime_now"] = _strftime_now
     env.globals["lipsum"] = _lipsum
     env.filters.update(
-        tojson=_tojson, center=_center, indent=_indent, format=_format, join=_join, replace=_replace
+        tojson=_tojson, center=_center, indent=_indent, format=_format, join=_join, replace=_replace, sum=_sum
     )
     for name, function in env.filters.items():
         if name not in _NON_TEXT_FILTERS:

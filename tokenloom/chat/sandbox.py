@@ -23,6 +23,7 @@ from tokenloom.chat.bounds import (
     check_brace_format,
     check_deadline,
     check_method_call,
+    check_size,
     check_text,
     max_chars,
 )
@@ -64,7 +65,10 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         """Every call (macros included) checks the clock, so recursion without loops also stops."""
         check_deadline()
         check_method_call(__obj, args, kwargs)
-        return super().call(__context, __obj, *args, **kwargs)
+        result = super().call(__context, __obj, *args, **kwargs)
+        if isinstance(result, str | list | tuple):  # the net under the pre-checks (e.g. 'ß'.upper())
+            check_size(len(result), "call result")
+        return result
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         """Sandboxed `str.format` / `format_map`, with widths and result size bounded."""

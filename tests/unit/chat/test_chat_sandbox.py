@@ -67,6 +67,9 @@ BOMBS = {
     "percent_format_tuple": "{% set s = 'a' * 3000000 %}{{ ('%s%s' % (s, s)) | length }}",
     "percent_format_mapping": "{% set s = 'a' * 3000000 %}{{ ('%(a)s%(a)s' % {'a': s}) | length }}",
     "lipsum": "{{ lipsum(n=100000) | length }}",
+    "sum_of_lists": "{{ ([[1] * 4000000] * 4000000) | sum(start=[]) | length }}",
+    "join_attribute": "{% set s = 'a' * 3000000 %}{{ ([{'a': s}] * 1000) | join(attribute='a') | length }}",
+    "translate": "{{ ('a' * 4000000).translate({97: 'bbbb'}) | length }}",
     "list_append_growth": (
         "{% set l = [] %}{% for i in range(100000) %}{% set _ = l.extend(range(100000)) %}{% endfor %}"
     ),
@@ -151,6 +154,10 @@ HELPERS = [
     ("{% set ids = [] %}{% set _ = ids.append(7) %}{{ ids.pop(0) }}{{ ids | length }}", "70"),
     ("{{ '%s-%d' % ('a', 2) }}{{ '{}!'.format('b') }}", "a-2b!"),
     ("{{ 2 ** 10 }} {{ 7 // 2 }} {{ 'ab' * 2 }}", "1024 3 abab"),
+    (
+        "{{ [1, 2] | sum }} {{ [[1], [2]] | sum(start=[]) }} {{ [{'a': 'x'}, {'a': 'y'}] | join(',', 'a') }}",
+        "3 [1, 2] x,y",
+    ),
     ("{{ strftime_now('%Y') | length }}", "4"),
     ("{%- if true %}\n  a\n{%- endif %}", "  a"),
 ]
