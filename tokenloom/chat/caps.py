@@ -38,6 +38,7 @@ _THINKING_VARIABLES = ("enable_thinking", "thinking", "reasoning")
 class TemplateCaps:
     """Capabilities of one template; each flag is what the probe render showed."""
 
+    supports_user_turn: bool = False  # renders [{"role": "user", ...}]; if not, the template is broken
     supports_system_role: bool = False
     supports_late_system: bool = False  # a system message after the first turns renders
     supports_tools: bool = False
@@ -142,7 +143,9 @@ def _detect(template: str) -> TemplateCaps:
     ]
     late_out = _probe(template, late)
     twice = _probe(template, [*user, {"role": "user", "content": _USER2}])
+    user_out = _probe(template, user)
     return TemplateCaps(
+        supports_user_turn=_USER in user_out,
         supports_system_role=_SYSTEM in system_out,
         supports_late_system=_SYSTEM in late_out and _LATE_SYSTEM in late_out,
         supports_tools=_TOOL in tools_out,
@@ -157,7 +160,7 @@ def _detect(template: str) -> TemplateCaps:
         supports_reasoning=(field := _reasoning_field(template)) is not None,
         supports_enable_thinking=(thinking := _thinking_variable(template, variables)) is not None,
         requires_fixed_call_ids=_RESULT in response_out and not any_id_ok,
-        requires_alternation=_USER in _probe(template, user) and _USER2 not in twice,
+        requires_alternation=_USER in user_out and _USER2 not in twice,
         reasoning_field=field,
         thinking_variable=thinking,
     )

@@ -18,8 +18,8 @@ _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "functio
 
 def normalize_messages(messages: list[Message]) -> list[Message]:
     """Validated copies: developer -> system, text parts checked, tool-call arguments as objects."""
-    if not isinstance(messages, list):
-        raise InvalidRequest("messages must be a list", param="messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequest("messages must be a non-empty list", param="messages")
     return _link_tool_results([_normalize(message, f"messages[{i}]") for i, message in enumerate(messages)])
 
 

@@ -12,6 +12,7 @@ from tokenloom.chat.adapt import adapt_messages
 from tokenloom.chat.bounds import RenderLimits
 from tokenloom.chat.caps import detect_caps
 from tokenloom.chat.template import RESERVED_VARIABLES, check_template_kwargs, render
+from tokenloom.errors import TemplateError
 
 __all__ = ["RESERVED_VARIABLES", "RenderLimits", "render", "render_chat"]
 
@@ -44,14 +45,20 @@ def render_chat(
         switch = next((kwargs[alias] for alias in _THINKING_ALIASES if alias in kwargs), None)
         if switch is not None:
             kwargs[variable] = switch
-    return render(
-        template,
-        adapted,
-        tools=tools if caps.supports_tools else None,
-        add_generation_prompt=add_generation_prompt,
-        bos_token=bos_token,
-        eos_token=eos_token,
-        template_kwargs=kwargs,
-        documents=documents,
-        limits=limits,
-    )
+    try:
+        return render(
+            template,
+            adapted,
+            tools=tools if caps.supports_tools else None,
+            add_generation_prompt=add_generation_prompt,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            template_kwargs=kwargs,
+            documents=documents,
+            limits=limits,
+        )
+    except TemplateError as exc:
+        if exc.status != 500 or not caps.supports_user_turn:
+            raise
+        # The template renders ordinary conversations, so this request's shape or size broke it.
+        raise TemplateError(f"{exc.message} (for this conversation)", param="messages", status=400) from exc

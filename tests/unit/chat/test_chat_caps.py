@@ -12,6 +12,7 @@ from tokenloom.errors import TemplateError
 EXPECTED: dict[str, dict[str, object]] = {
     # ChatML with a tools block, <tool_call> JSON, tool results as user turns with <tool_response>.
     "Qwen-Qwen2.5-7B-Instruct.jinja": {
+        "supports_user_turn": True,
         "supports_system_role": True,
         "supports_tools": True,
         "supports_tool_calls": True,

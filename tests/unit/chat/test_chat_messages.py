@@ -40,6 +40,7 @@ def test_reasoning_alias_is_accepted() -> None:
     [
         ([{"role": "robot", "content": "x"}], "messages[0].role"),
         (["hello"], "messages[0]"),
+        ([], "messages"),
         ([{"role": "user", "content": 5}], "messages[0].content"),
         (
             [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url"}]}],

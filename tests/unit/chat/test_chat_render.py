@@ -74,3 +74,16 @@ def test_fallback_template_renders_tool_use_as_text() -> None:
     assert '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}' in out
     assert '{"tool_response": {"tool": "get_weather", "content": "Sunny, 24C"' in out
     assert out.endswith("<start_of_turn>model\n")
+
+
+def test_a_conversation_that_breaks_a_working_template_is_a_400() -> None:
+    template = load("NVIDIA-Nemotron-Nano-v2.jinja")
+    with pytest.raises(TemplateError) as info:
+        render_chat(template, [{"role": "system", "content": "Only a system prompt."}])
+    assert info.value.status == 400 and info.value.param == "messages"
+
+
+def test_a_broken_template_is_a_500() -> None:
+    with pytest.raises(TemplateError) as info:
+        render_chat("{{ messages[0].content.nope() }}", USER)
+    assert info.value.status == 500
