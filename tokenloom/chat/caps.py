@@ -42,6 +42,7 @@ class TemplateCaps:
     supports_system_role: bool = False
     supports_late_system: bool = False  # a system message after the first turns renders
     supports_tools: bool = False
+    requires_flat_tools: bool = False  # tools as {"name", "description", "parameters"}, no "function" wrapper
     supports_tool_calls: bool = False
     supports_tool_responses: bool = False
     supports_parallel_tool_calls: bool = False
@@ -61,6 +62,11 @@ class TemplateCaps:
     def requires_object_arguments(self) -> bool:
         """Arguments must be passed as objects (the HF convention): strings render wrong or fail."""
         return self.supports_object_arguments and not self.supports_string_arguments
+
+
+def flatten_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI tools without their {"type": "function", "function": ...} wrapper."""
+    return [tool.get("function", tool) if tool.get("type") == "function" else tool for tool in tools]
 
 
 def _probe(template: str, messages: list[dict[str, Any]], **options: Any) -> str:
@@ -121,6 +127,7 @@ def _detect(template: str) -> TemplateCaps:
     typed_out = _probe(template, [typed_user])
     typed_system_out = _probe(template, [typed_system, typed_user]) if _SYSTEM in system_out else _SYSTEM
     tools_out = _probe(template, user, tools=tools, add_generation_prompt=True)
+    flat_out = "" if _TOOL in tools_out else _probe(template, user, tools=flatten_tools(tools))
     obj_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE})]), tools=tools)
     str_out = _probe(template, _calls_turn([_call(_TOOL, f'{{"{_ARG}": "{_VALUE}"}}')]), tools=tools)
     two_calls = [_call(_TOOL, {_ARG: _VALUE}), _call(_TOOL2, {_ARG: _VALUE2}, "tlmcallib")]
@@ -148,7 +155,8 @@ def _detect(template: str) -> TemplateCaps:
         supports_user_turn=_USER in user_out,
         supports_system_role=_SYSTEM in system_out,
         supports_late_system=_SYSTEM in late_out and _LATE_SYSTEM in late_out,
-        supports_tools=_TOOL in tools_out,
+        supports_tools=_TOOL in tools_out or _TOOL in flat_out,
+        requires_flat_tools=_TOOL in flat_out,
         supports_tool_calls=_VALUE in obj_out or _VALUE in str_out,
         supports_tool_responses=_RESULT in response_out,
         supports_parallel_tool_calls=_VALUE in parallel_out and _VALUE2 in parallel_out,

@@ -70,6 +70,9 @@ EXPECTED: dict[str, dict[str, object]] = {
     "mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja": {"requires_fixed_call_ids": True},
     # Lists tools but renders no assistant tool calls (the model writes them as content).
     "LFM2-8B-A1B.jinja": {"supports_tools": True, "supports_tool_calls": False},
+    # Apertus as first released reads tool.name, tool.parameters: tools without the "function" wrapper.
+    "Apertus-8B-Instruct.2025-10.jinja": {"supports_tools": True, "requires_flat_tools": True},
+    "Apertus-8B-Instruct.jinja": {"supports_tools": True, "requires_flat_tools": False},
     # A chat-only variant: no tools at all.
     "NousResearch-Hermes-2-Pro-Llama-3-8B-default.jinja": {"supports_tools": False},
     # firefunction reads `functions`, filled from the request's tools.
