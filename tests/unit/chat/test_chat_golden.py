@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_conversations import GOLDEN_DIR, REASONING, SYSTEM, TOOLS, load, parallel_calls, tool_call
+from chat_conversations import (
+    GOLDEN_DIR,
+    REASONING,
+    SYSTEM,
+    TEMPLATE_NAMES,
+    TOOLS,
+    load,
+    parallel_calls,
+    tool_call,
+)
 
+from tokenloom.chat.caps import detect_caps
 from tokenloom.chat.fallback import GEMMA_TURNS
 from tokenloom.chat.render import render, render_chat
 
@@ -50,13 +62,30 @@ CASES: dict[str, Callable[[], str]] = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_golden_rendering(case: str) -> None:
-    path = GOLDEN_DIR / f"{case}.txt"
-    actual = CASES[case]()
+def _check_golden(path: Path, actual: str) -> None:
     if os.environ.get("TOKENLOOM_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(actual, encoding="utf-8")
     assert path.exists(), f"missing golden file {path}; run with TOKENLOOM_UPDATE_GOLDEN=1 and review it"
     expected: Any = path.read_text(encoding="utf-8")
     assert actual == expected
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_rendering(case: str) -> None:
+    _check_golden(GOLDEN_DIR / f"{case}.txt", CASES[case]())
+
+
+def test_golden_caps_of_every_template() -> None:
+    """Capability detection over all templates, so a change in any probe shows up as a reviewable diff."""
+    sources = {name: load(name) for name in TEMPLATE_NAMES} | {"<GEMMA_TURNS fallback>": GEMMA_TURNS}
+    lines = [f"{name}: {_caps_line(source)}" for name, source in sources.items()]
+    _check_golden(GOLDEN_DIR / "caps.txt", "\n".join(lines) + "\n")
+
+
+def _caps_line(template: str) -> str:
+    """One line per template: the flags that are true, then the named fields that are set."""
+    fields = dataclasses.asdict(detect_caps(template))
+    flags = [name for name, value in fields.items() if value is True]
+    named = [f"{name}={value}" for name, value in fields.items() if isinstance(value, str)]
+    return " ".join(flags + named)
