@@ -20,6 +20,7 @@ _USER = "tlm_user_marker"
 _USER2 = "tlm_second_user_marker"
 _TOOL = "tlm_tool_marker"
 _TOOL2 = "tlm_other_tool_marker"
+_PARAM = "tlm_param_marker"  # in tool schemas; calls use _ARG, so argument checks see only calls
 _ARG = "tlm_arg_marker"
 _VALUE = "tlm_value_marker"  # calls are detected by argument values: tool names also appear in tool lists
 _VALUE2 = "tlm_other_value_marker"
@@ -81,7 +82,7 @@ def _probe(template: str, messages: list[dict[str, Any]], **options: Any) -> str
 
 
 def _tool(name: str) -> dict[str, Any]:
-    parameters = {"type": "object", "properties": {_ARG: {"type": "string"}}, "required": [_ARG]}
+    parameters = {"type": "object", "properties": {_PARAM: {"type": "string"}}, "required": [_PARAM]}
     return {"type": "function", "function": {"name": name, "description": "probe", "parameters": parameters}}
 
 
