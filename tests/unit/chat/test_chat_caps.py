@@ -74,7 +74,10 @@ EXPECTED: dict[str, dict[str, object]] = {
     "Apertus-8B-Instruct.2025-10.jinja": {"supports_tools": True, "requires_flat_tools": True},
     "Apertus-8B-Instruct.jinja": {"supports_tools": True, "requires_flat_tools": False},
     # Prints argument objects as Python dicts ({'city': 'Paris'}), JSON strings as they are: use strings.
-    "unsloth-Apriel-1.5.2025-11.jinja": {"supports_object_arguments": False, "supports_string_arguments": True},
+    "unsloth-Apriel-1.5.2025-11.jinja": {
+        "supports_object_arguments": False,
+        "supports_string_arguments": True,
+    },
     "unsloth-Apriel-1.5.jinja": {"supports_object_arguments": True},
     # A chat-only variant: no tools at all.
     "NousResearch-Hermes-2-Pro-Llama-3-8B-default.jinja": {"supports_tools": False},
