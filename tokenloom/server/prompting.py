@@ -5,7 +5,6 @@ The server's one place that knows which template a model uses and which parser r
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass
@@ -13,9 +12,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tokenloom.chat.fallback import GEMMA_TURNS
-from tokenloom.chat.render import render
+from tokenloom.chat.render import render_chat
 from tokenloom.engine.vocab import Tokenizer
-from tokenloom.errors import InvalidRequest
 from tokenloom.events import OutputParser
 from tokenloom.harmony import STOP_STRINGS as HARMONY_STOPS
 from tokenloom.harmony import (
@@ -29,40 +27,6 @@ logger = logging.getLogger(__name__)
 
 CacheMode = Literal["none", "system", "first"]
 ChatFormatKind = Literal["jinja", "harmony"]
-RESERVED_TEMPLATE_VARS = frozenset(
-    {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token", "documents", "functions"}
-)
-
-
-def message_to_template(message: ChatMessage) -> dict[str, Any]:
-    """OpenAI message -> the dict HF templates read (tool-call arguments as objects when they parse)."""
-    out: dict[str, Any] = {"role": message.role}
-    if isinstance(message.content, list):
-        out["content"] = [{"type": "text", "text": part.text} for part in message.content]
-    else:
-        out["content"] = message.content
-    if message.name is not None:
-        out["name"] = message.name
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    if message.reasoning_content is not None:
-        out["reasoning_content"] = message.reasoning_content
-    if message.tool_calls:
-        calls = []
-        for call in message.tool_calls:
-            try:
-                arguments: Any = json.loads(call.function.arguments)
-            except ValueError:
-                arguments = call.function.arguments
-            calls.append(
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.function.name, "arguments": arguments},
-                }
-            )
-        out["tool_calls"] = calls
-    return out
 
 
 @dataclass(slots=True)
@@ -130,20 +94,14 @@ class ChatFormat:
 
     def render(self, request: ChatCompletionRequest, *, add_generation_prompt: bool = True) -> str:
         kwargs = dict(request.chat_template_kwargs or {})
-        for name in kwargs:
-            if name in RESERVED_TEMPLATE_VARS:
-                raise InvalidRequest(
-                    f"chat_template_kwargs may not set the reserved variable {name!r}",
-                    param=f"chat_template_kwargs.{name}",
-                )
         if request.reasoning_effort is not None:
             kwargs.setdefault("reasoning_effort", request.reasoning_effort)
         tools = [tool.model_dump(exclude_none=True) for tool in request.tools] if request.tools else None
         if request.tool_choice == "none":
             tools = None
-        return render(
+        return render_chat(
             self.template,
-            [message_to_template(m) for m in request.messages],
+            [m.model_dump(exclude_none=True) for m in request.messages],
             tools=tools,
             add_generation_prompt=add_generation_prompt,
             bos_token=self.bos_token,
