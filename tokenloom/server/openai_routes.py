@@ -129,7 +129,7 @@ async def completions(request: Request) -> Response:
     if isinstance(body.prompt, str):
         prompt = await asyncio.to_thread(chat_format.tokenize_prompt, body.prompt)
     else:
-        prompt = [int(t) for t in body.prompt]  # type: ignore[union-attr]
+        prompt = [int(t) for t in body.prompt]
         if max(prompt) >= engine.n_vocab:
             from tokenloom.errors import InvalidRequest
 
