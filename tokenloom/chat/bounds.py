@@ -18,6 +18,7 @@ from typing import Any
 
 from tokenloom.errors import TemplateError
 
+MAX_ITEMS = 100_000  # items a single filter may visit in Python (Jinja's sandbox caps range() alike)
 MAX_INT_BITS = 4096  # no chat template needs bigger numbers; stops 10**(10**9) and repeated squaring
 _PAD_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
 _PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
@@ -61,6 +62,7 @@ def bounded(limits: RenderLimits) -> Iterator[None]:
 
 
 def max_chars() -> int:
+    """The size cap of the current render."""
     return _budget.get().max_chars
 
 
@@ -75,6 +77,12 @@ def check_size(size: int, what: str) -> None:
     cap = _budget.get().max_chars
     if size > cap:
         raise TemplateError(f"chat template {what} would exceed the size cap ({size} > {cap} characters)")
+
+
+def check_items(count: int, what: str) -> None:
+    """Raise before a single Python-level pass over more than MAX_ITEMS items (it cannot be interrupted)."""
+    if count > MAX_ITEMS:
+        raise TemplateError(f"chat template {what} has too many items ({count} > {MAX_ITEMS})")
 
 
 def check_width(width: Any, what: str) -> None:
