@@ -7,6 +7,7 @@ Knows nothing of Jinja or chat messages.
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 import time
@@ -92,23 +93,40 @@ def check_width(width: Any, what: str) -> None:
 
 
 def text_size(value: Any, limit: int | None = None) -> int:
-    """A lower bound of `len(str(value))`, counted only until it passes `limit`."""
+    """A lower bound of `len(str(value))`, counted only until it passes `limit`.
+
+    A container referenced many times counts each time (str() repeats it) but is walked once; a
+    container inside itself counts as its brackets (str() prints `[...]`).
+    """
     limit = _budget.get().max_chars if limit is None else limit
-    total = 0
-    stack = [value]
-    while stack and total <= limit:
-        item = stack.pop()
-        if isinstance(item, str):
-            total += len(item)
-        elif isinstance(item, Mapping):
-            total += 2 + len(item)
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple | set | frozenset):
-            total += 2 + len(item)
-            stack.extend(item)
+    return _container_size(value, limit, {}, 0) if isinstance(value, _CONTAINERS) else _scalar_size(value)
+
+
+_CONTAINERS = (Mapping, list, tuple, set, frozenset)
+_MAX_DEPTH = 64
+
+
+def _scalar_size(value: Any) -> int:
+    return len(value) if isinstance(value, str) else 1
+
+
+def _container_size(item: Any, limit: int, memo: dict[int, int], depth: int) -> int:
+    key = id(item)
+    if key in memo:
+        return memo[key]
+    if depth >= _MAX_DEPTH:
+        return 2
+    memo[key] = 2  # while it is being counted, a reference to itself prints as "[...]"
+    total = 2 + len(item)
+    children = itertools.chain(item.keys(), item.values()) if isinstance(item, Mapping) else item
+    for child in children:
+        if total > limit:
+            break
+        if isinstance(child, _CONTAINERS):
+            total += _container_size(child, limit, memo, depth + 1)
         else:
-            total += 1
+            total += _scalar_size(child)
+    memo[key] = total
     return total
 
 
