@@ -169,6 +169,9 @@ def _guarded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
                 raise TemplateError(
                     f"chat template {name} filter input exceeds {MAX_SLOW_TEXT_CHARS} characters"
                 )
-        return function(*args, **kwargs)
+        result = function(*args, **kwargs)
+        if isinstance(result, str | list):  # the net under the input checks (e.g. 'ß' | upper is 'SS')
+            check_size(len(result), f"{name} filter result")
+        return result
 
     return guarded

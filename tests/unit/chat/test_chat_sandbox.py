@@ -67,6 +67,7 @@ BOMBS = {
     "percent_format_tuple": "{% set s = 'a' * 3000000 %}{{ ('%s%s' % (s, s)) | length }}",
     "percent_format_mapping": "{% set s = 'a' * 3000000 %}{{ ('%(a)s%(a)s' % {'a': s}) | length }}",
     "lipsum": "{{ lipsum(n=100000) | length }}",
+    "upper_grows_text": "{{ ('ß' * 4000000) | upper | length }}",
     "striptags_quadratic": "{{ ('<a>' * 1000000) | striptags | length }}",
     "wordwrap_long_text": "{{ ('a ' * 2000000) | wordwrap(1) | length }}",
     "slice_count": "{{ range(10) | slice(100000000) | list | length }}",
