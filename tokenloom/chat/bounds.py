@@ -1,7 +1,8 @@
 """The per-render budget (time, characters) and the checks that keep template operations inside it.
 
 Every check runs *before* the expensive operation, so a bomb fails without allocating. Sizes are
-lower bounds of the text a value becomes, so a check never refuses what would have fitted.
+lower bounds of the text a value becomes, so a check refuses only what could not have fitted; the
+one estimate, format strings that may repeat a value ('{0}{0}'), errs towards refusing.
 Knows nothing of Jinja or chat messages.
 """
 

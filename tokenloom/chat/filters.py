@@ -48,10 +48,11 @@ def tojson(
 ) -> str:
     """transformers' `tojson`: plain json.dumps (no HTML escaping), with a bounded indent."""
     check_text(value, "tojson value")
-    if isinstance(indent, str):
-        check_width(len(indent) * (MAX_JSON_INDENT // 8 + 1), "tojson indent")
-    elif indent is not None and (not isinstance(indent, int) or indent > MAX_JSON_INDENT):
-        raise TemplateError(f"chat template tojson indent must be an int <= {MAX_JSON_INDENT}")
+    width = len(indent) if isinstance(indent, str) else indent
+    if width is not None and (not isinstance(width, int) or width > MAX_JSON_INDENT):
+        raise TemplateError(
+            f"chat template tojson indent must be an int or string of at most {MAX_JSON_INDENT}"
+        )
     text = json.dumps(
         value,
         ensure_ascii=ensure_ascii,
