@@ -160,7 +160,9 @@ def _shape(message: Message, caps: TemplateCaps) -> Message:
 
 
 def _string_arguments(call: Message) -> Message:
-    arguments = json.dumps(call["function"]["arguments"], ensure_ascii=False)
+    arguments = call["function"]["arguments"]
+    if not isinstance(arguments, str):  # a string here is one that was not JSON: keep it
+        arguments = json.dumps(arguments, ensure_ascii=False)
     return {**call, "function": {**call["function"], "arguments": arguments}}
 
 

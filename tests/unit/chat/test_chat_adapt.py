@@ -147,3 +147,9 @@ def test_late_system_messages_fold_into_the_next_user_turn() -> None:
         adapt_messages(messages, TemplateCaps(supports_system_role=True, supports_late_system=True))
         == messages
     )
+
+
+def test_non_json_arguments_are_not_encoded_twice() -> None:
+    caps = TemplateCaps(supports_tool_calls=True, supports_string_arguments=True)
+    out = adapt_messages(tool_call(arguments='{"city": '), caps)
+    assert out[1]["tool_calls"][0]["function"]["arguments"] == '{"city": '
