@@ -67,6 +67,7 @@ def test_parallel_calls_are_split_with_their_results() -> None:
         supports_tool_calls=True, supports_tool_responses=True, supports_object_arguments=True
     )
     messages = parallel_calls(("call_1", "call_2"))
+    messages[1]["reasoning_content"] = "both"
     messages[2:] = messages[:1:-1]  # results in the other order: matched by id
     out = adapt_messages(messages, caps)
     assert [(m["role"], m.get("tool_call_id")) for m in out] == [
@@ -76,6 +77,7 @@ def test_parallel_calls_are_split_with_their_results() -> None:
         ("assistant", None),
         ("tool", "call_2"),
     ]
+    assert [m.get("reasoning_content") for m in out if m["role"] == "assistant"] == ["both", None]
     assert [m["tool_calls"][0]["function"]["name"] for m in out if m["role"] == "assistant"] == [
         "get_weather",
         "get_time",
