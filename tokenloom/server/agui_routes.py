@@ -56,7 +56,7 @@ _CHAT_TO_AGUI = (("tool_calls", "toolCalls"), ("tool_call_id", "toolCallId"))
 @router.post("/v1/agui")
 async def run_agent(request: Request) -> Response:
     state: ServerState = request.app.state.tokenloom
-    run = _run_input(parse_json_body(await request.body()))
+    run = parse_run_input(parse_json_body(await request.body()))
     body = chat_request(run)
     state.check_model(body.model)
     started = time.monotonic()
@@ -90,7 +90,7 @@ async def _stream_run(
         handle.cancel()  # no-op when finished; frees the slot when the client went away mid-stream
 
 
-def _run_input(data: Any) -> RunAgentInput:
+def parse_run_input(data: Any) -> RunAgentInput:
     """Validates with ag_ui's own model; the role and part tags pydantic puts in a location are dropped."""
     try:
         return validate_body(RunAgentInput, data)

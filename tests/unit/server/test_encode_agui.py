@@ -25,7 +25,7 @@ from tokenloom.events import (
     ToolCallStart,
     Usage,
 )
-from tokenloom.server.agui_routes import _run_input, chat_request
+from tokenloom.server.agui_routes import chat_request, parse_run_input
 from tokenloom.server.encode_agui import PARSE_ERROR_EVENT, AguiEncoder
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(AguiEvent)
@@ -272,7 +272,7 @@ def test_run_input_becomes_a_chat_request() -> None:
         "context": [{"description": "city", "value": "Paris"}],
         "forwardedProps": {"max_tokens": 8, "temperature": 0, "seed": 3, "topK": 5, "unrelated": True},
     }
-    request = chat_request(_run_input(body))
+    request = chat_request(parse_run_input(body))
     roles = [m.role for m in request.messages]
     assert roles == ["system", "user", "assistant", "tool"]
     assert request.messages[0].text() == "Be brief.\n\nContext:\n- city: Paris"
@@ -352,6 +352,6 @@ def test_run_input_becomes_a_chat_request() -> None:
 )
 def test_bad_run_inputs_name_the_agui_field(body: dict[str, Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
-        chat_request(_run_input(body))
+        chat_request(parse_run_input(body))
     assert caught.value.param == param
     assert caught.value.message.startswith(param)
