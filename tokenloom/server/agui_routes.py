@@ -31,7 +31,7 @@ from tokenloom.events import Event
 from tokenloom.server.encode_agui import AguiEncoder
 from tokenloom.server.errors import parse_json_body, validate_body
 from tokenloom.server.generation import events_of
-from tokenloom.server.openai_routes import _submit_chat
+from tokenloom.server.openai_routes import submit_chat
 from tokenloom.server.state import ServerState
 from tokenloom.server.wire import ChatCompletionRequest
 
@@ -60,7 +60,7 @@ async def run_agent(request: Request) -> Response:
     body = chat_request(run)
     state.check_model(body.model)
     started = time.monotonic()
-    handle, _ = await _submit_chat(state, body)
+    handle, _ = await submit_chat(state, body)
     _, chat_format = state.ready()
     events = events_of(handle, chat_format.output_parser(body), state.metrics, started)
     encoder = AguiEncoder(run.thread_id, run.run_id, state.model_id)

@@ -43,7 +43,7 @@ async def list_models(request: Request) -> dict[str, Any]:
     }
 
 
-async def _submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, int]:
+async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, int]:
     engine, chat_format = state.ready()
     cached_system = state.cached_system_message
     has_system = any(m.role in ("system", "developer") for m in body.messages)
@@ -78,7 +78,7 @@ async def chat_completions(request: Request) -> Response:
     body = validate_body(ChatCompletionRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
     started = time.monotonic()
-    handle, _ = await _submit_chat(state, body)
+    handle, _ = await submit_chat(state, body)
     _, chat_format = state.ready()
     parser = chat_format.output_parser(body)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
