@@ -86,6 +86,7 @@ def test_generation_reaching_the_context_end_is_length(http: httpx.Client) -> No
     r = http.post(
         "/v1/chat/completions",
         json={"messages": [{"role": "user", "content": text}], "max_tokens": 500, "temperature": 0},
+        timeout=300,  # a 2,000-token prefill on a loaded 2-core machine
     )
     assert r.status_code == 200, r.text
     body = r.json()
@@ -98,7 +99,7 @@ def test_full_queue_gives_429_and_every_accepted_request_completes(server: Serve
     barrier = threading.Barrier(10)
 
     def one(i: int) -> httpx.Response:
-        with httpx.Client(timeout=120) as c:
+        with httpx.Client(timeout=300) as c:
             barrier.wait()
             return c.post(
                 f"{server.base_url}/chat/completions",
