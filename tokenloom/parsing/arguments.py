@@ -1,0 +1,144 @@
+"""Arguments of one call: tagged `<parameter=k>v</parameter>` bodies to JSON, typed by the tool's schema.
+
+Pure functions over a finished piece of text; the streaming side lives in `output_parser.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+from tokenloom.parsing.structures import ToolCallStructure
+
+_PYTHON_LITERALS = {"True": True, "False": False, "None": None}
+
+
+class ArgumentsError(ValueError):
+    """The arguments text does not follow the template's format."""
+
+
+def schema_types(schema: dict[str, Any] | None, key: str) -> set[str]:
+    """The JSON types the tool's parameters schema allows for `key` (empty: unknown)."""
+    if not isinstance(schema, dict):
+        return set()
+    prop = (schema.get("properties") or {}).get(key)
+    if not isinstance(prop, dict):
+        return set()
+    found: set[str] = set()
+    kind = prop.get("type")
+    if isinstance(kind, str):
+        found.add(kind)
+    elif isinstance(kind, list):
+        found.update(k for k in kind if isinstance(k, str))
+    for combo in ("anyOf", "oneOf"):
+        for option in prop.get(combo) or ():
+            if isinstance(option, dict) and isinstance(option.get("type"), str):
+                found.add(option["type"])
+    if "enum" in prop and not found:
+        found.update("string" if isinstance(v, str) else "number" for v in prop["enum"])
+    return found
+
+
+def _python_literal(text: str) -> Any:
+    """Templates that print objects with Python's str() teach models `{'a': True}`; read it safely."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string"}[type(value)]
+
+
+def convert_value(raw: str, types: set[str]) -> Any:
+    """A tagged value as the JSON value the schema asks for ("5" -> 5 for an integer)."""
+    if types == {"string"}:
+        return raw
+    text = raw.strip()
+    if text in _PYTHON_LITERALS and (not types or types & {"boolean", "null"}):
+        return _PYTHON_LITERALS[text]
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = _python_literal(text) if text[:1] in "[{(" else None
+        if value is None:
+            return raw
+    if not types:
+        return value
+    kind = _json_type(value)
+    if kind in types or (kind == "integer" and "number" in types):
+        return value
+    return raw if "string" in types else value
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _trim(value: str, lead: str, trail: str) -> str:
+    """Remove exactly the whitespace the template puts around a value."""
+    lead_ws = lead[len(lead.rstrip()) :]
+    trail_ws = trail[: len(trail) - len(trail.lstrip())]
+    if lead_ws and value.startswith(lead_ws):
+        value = value[len(lead_ws) :]
+    if trail_ws and value.endswith(trail_ws):
+        value = value[: len(value) - len(trail_ws)]
+    return value
+
+
+def parse_tagged(text: str, structure: ToolCallStructure, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """Parse a whole tagged arguments body into a dict, or raise ArgumentsError."""
+    prefix, suffix = structure.arg_prefix.strip(), structure.arg_suffix.strip()
+    tail, close = structure.arg_suffix_tail.strip(), structure.arg_close.strip()
+    if not suffix and tail:
+        suffix, tail = tail, ""
+    result: dict[str, Any] = {}
+    pos = _skip_ws(text, 0)
+    while pos < len(text):
+        if not text.startswith(prefix, pos):
+            raise ArgumentsError(f"expected {prefix!r} at {text[pos : pos + 20]!r}")
+        pos += len(prefix)
+        key_end = text.find(suffix, pos) if suffix else pos
+        if key_end < 0:
+            raise ArgumentsError(f"argument name not closed by {suffix!r}")
+        key = text[pos:key_end].strip()
+        pos = key_end + len(suffix)
+        if tail:
+            tail_at = text.find(tail, pos)
+            if tail_at < 0:
+                raise ArgumentsError(f"argument attributes not closed by {tail!r}")
+            pos = tail_at + len(tail)
+        value_end = text.find(close, pos)
+        if value_end < 0:
+            raise ArgumentsError(f"argument {key!r} not closed by {close!r}")
+        lead = structure.arg_suffix_tail or structure.arg_suffix
+        raw = _trim(text[pos:value_end], lead, structure.arg_close)
+        if raw.startswith("<![CDATA[") and raw.endswith("]]>"):
+            raw = raw[len("<![CDATA[") : -len("]]>")]
+        result[key] = convert_value(raw, schema_types(schema, key))
+        pos = _skip_ws(text, value_end + len(close))
+        separator = structure.arg_separator.strip()
+        if separator and text.startswith(separator, pos):
+            pos = _skip_ws(text, pos + len(separator))
+    return result
+
+
+def dump_arguments(args: Any) -> str:
+    """Arguments as the JSON text tool calls carry."""
+    return json.dumps(args, ensure_ascii=False)

@@ -1,0 +1,272 @@
+"""The streaming output parser of the auto-parser: model text -> reasoning, content and tool-call events.
+
+A small state machine (reasoning / content / tool section) built from a `TemplateAnalysis`; it looks only at
+new text, holds back what could still become a marker, and buffers a tool-call section until it closes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from enum import Enum
+from typing import Any, Literal
+
+from tokenloom.errors import TemplateError
+from tokenloom.events import (
+    ContentDelta,
+    Event,
+    ParsedMessage,
+    ParseError,
+    ReasoningDelta,
+    ToolCall,
+    ToolCallArgsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from tokenloom.parsing.arguments import dump_arguments
+from tokenloom.parsing.markers import find_first, hold_back_len
+from tokenloom.parsing.section import Incomplete, RawCall, SectionError, SectionParser
+from tokenloom.parsing.structures import SLOTS, ContentStructure, ReasoningMode, TemplateAnalysis
+
+_Mode = Enum("_Mode", "REASONING CONTENT SECTION")
+ReasoningFormat = Literal["auto", "none"]
+
+
+def is_forced_open(
+    content: ContentStructure, enable_thinking: bool | None, generation_prompt: str | None
+) -> bool:
+    """Does the output start inside a reasoning block? The rendered generation prompt decides when given."""
+    if not content.reasoning_end:
+        return False
+    if not content.reasoning_start:
+        return True  # implicit start, e.g. Apriel's "[BEGIN FINAL RESPONSE]" ends unmarked reasoning
+    if generation_prompt is not None:
+        return generation_prompt.rstrip().endswith(content.reasoning_start)
+    if enable_thinking is True:
+        return content.forced_when_enabled
+    if enable_thinking is False:
+        return content.forced_when_disabled
+    return content.reasoning_mode is ReasoningMode.FORCED_OPEN
+
+
+def _tool_schemas(tools: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    if not tools:
+        return None
+    schemas: dict[str, Any] = {}
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            schemas[function["name"]] = function.get("parameters") or {}
+    return schemas
+
+
+class AutoOutputParser:
+    """Implements `tokenloom.events.OutputParser` for one response of a template analysed by `analyze`."""
+
+    def __init__(
+        self,
+        analysis: TemplateAnalysis,
+        *,
+        tools: list[dict[str, Any]] | None,
+        reasoning_format: ReasoningFormat = "auto",
+        enable_thinking: bool | None = None,
+        generation_prompt: str | None = None,
+        id_prefix: str | None = None,
+    ) -> None:
+        content, structure = analysis.content, analysis.tools
+        extract = reasoning_format != "none" and bool(content.reasoning_end)
+        forced = extract and is_forced_open(content, enable_thinking, generation_prompt)
+        self._structure = structure
+        self._schemas = _tool_schemas(tools)
+        self._triggers = structure.triggers if self._schemas is not None else ()
+        self._r_start = content.reasoning_start if extract else ""
+        self._r_end = content.reasoning_end if extract else ""
+        self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m and extract)
+        self._terminator = self._find_terminator()
+        self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
+        self._mode = _Mode.REASONING if forced else _Mode.CONTENT
+        self._pending = ""  # text that may still become a marker
+        self._section = ""  # a tool-call section being collected
+        self._scan = 0
+        self._ws = ""  # trailing whitespace held until more text of the same channel follows
+        self._fresh = True  # at the start of a channel: leading whitespace is dropped
+        self._content_started = False
+        self._reasoning_seen = forced
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[ToolCall] = []
+
+    def _find_terminator(self) -> str:
+        s = self._structure
+        if s.tool_section_end.strip():
+            return s.tool_section_end.strip()
+        last = s.call_pattern[-1] if s.call_pattern else ""
+        return last.strip() if last not in SLOTS else ""
+
+    # -- public API -------------------------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[Event]:
+        out: list[Event] = []
+        self._pending += text
+        self._run(out, final=False)
+        return out
+
+    def finish(self) -> list[Event]:
+        out: list[Event] = []
+        self._run(out, final=True)
+        self._ws = ""
+        return out
+
+    def message(self) -> ParsedMessage:
+        return ParsedMessage(
+            content="".join(self._content) or None,
+            reasoning_content="".join(self._reasoning) or None,
+            tool_calls=tuple(self._calls),
+        )
+
+    # -- state machine ----------------------------------------------------------------------------------
+
+    def _markers(self) -> tuple[str, ...]:
+        if self._mode is _Mode.REASONING:
+            if not self._reasoning:
+                # Nothing reasoned yet: a repeated opener is dropped, a tool call may skip reasoning.
+                return (
+                    (self._r_end, self._r_start, *self._triggers)
+                    if self._r_start
+                    else (self._r_end, *self._triggers)
+                )
+            return (self._r_end,)
+        markers = self._triggers + self._wrappers
+        if self._r_end and not self._content_started and not self._reasoning_seen:
+            markers += (self._r_start, self._r_end) if self._r_start else (self._r_end,)
+        return markers
+
+    def _run(self, out: list[Event], final: bool) -> None:
+        while True:
+            if self._mode is _Mode.SECTION:
+                if not self._advance_section(out, final):
+                    return
+                continue
+            markers = self._markers()
+            index, marker = find_first(self._pending, markers)
+            if index < 0:
+                keep = 0 if final else hold_back_len(self._pending, markers)
+                cut = len(self._pending) - keep
+                self._emit(self._pending[:cut], out)
+                self._pending = self._pending[cut:]
+                return
+            self._emit(self._pending[:index], out)
+            self._pending = self._pending[index + len(marker) :]
+            self._on_marker(marker, out)
+
+    def _on_marker(self, marker: str, out: list[Event]) -> None:
+        if self._mode is _Mode.REASONING and marker not in self._triggers:
+            if marker == self._r_end:
+                self._switch(_Mode.CONTENT)
+            return  # a repeated reasoning opener: dropped
+        if marker in self._triggers:
+            self._ws = ""
+            self._mode = _Mode.SECTION
+            self._section, self._scan = marker + self._pending, 0
+            self._pending = ""
+        elif marker == self._r_start and not self._content_started and not self._reasoning_seen:
+            self._reasoning_seen = True
+            self._switch(_Mode.REASONING)
+        elif marker == self._r_end and not self._content_started and not self._reasoning_seen:
+            self._reasoning_seen = True  # "</think>" closing an empty block the prompt opened
+        elif marker not in self._wrappers:
+            self._emit(marker, out)
+
+    def _switch(self, mode: _Mode) -> None:
+        self._mode, self._ws, self._fresh = mode, "", True
+
+    def _emit(self, text: str, out: list[Event]) -> None:
+        if not text:
+            return
+        if self._fresh:
+            text = text.lstrip()
+            if not text:
+                return
+            self._fresh = False
+        body = text.rstrip()
+        if not body:
+            self._ws += text
+            return
+        piece, self._ws = self._ws + body, text[len(body) :]
+        if self._mode is _Mode.REASONING:
+            self._reasoning.append(piece)
+            out.append(ReasoningDelta(piece))
+        else:
+            self._content_started = True
+            self._content.append(piece)
+            out.append(ContentDelta(piece))
+
+    # -- tool-call sections -----------------------------------------------------------------------------
+
+    def _maybe_complete(self, start: int) -> bool:
+        if self._terminator:
+            found = self._section.find(self._terminator, max(0, start - len(self._terminator) + 1)) >= 0
+        else:
+            new = self._section[start:]
+            found = "}" in new or "]" in new
+        return found
+
+    def _advance_section(self, out: list[Event], final: bool) -> bool:
+        """Try to close the section; True when the parser left the section state."""
+        start = len(self._section) if self._pending else self._scan
+        self._section += self._pending
+        self._pending = ""
+        self._scan = len(self._section)
+        if not final and not self._maybe_complete(start):
+            return False
+        try:
+            calls, used = SectionParser(self._section, self._structure, self._schemas, final).parse()
+        except Incomplete:
+            if not final:
+                return False
+            error = SectionError("tool-call section was not closed", "unterminated_section")
+        except SectionError as exc:
+            error = exc
+        else:
+            self._emit_calls(calls, out)
+            self._pending, self._section = self._section[used:], ""
+            self._switch(_Mode.CONTENT)
+            return True
+        out.append(ParseError(str(error), error.kind))
+        text, self._section = self._section, ""
+        self._mode = _Mode.CONTENT
+        self._emit(text, out)
+        return True
+
+    def _emit_calls(self, calls: list[RawCall], out: list[Event]) -> None:
+        for call in calls:
+            index = len(self._calls)
+            call_id = call.call_id or f"{self._id_prefix}{index}"
+            arguments = dump_arguments(call.arguments)
+            out += [ToolCallStart(index, call_id, call.name), ToolCallArgsDelta(index, arguments)]
+            out.append(ToolCallEnd(index))
+            self._calls.append(ToolCall(call_id, call.name, arguments))
+
+
+def make_output_parser(
+    analysis: TemplateAnalysis,
+    *,
+    tools: list[dict[str, Any]] | None,
+    reasoning_format: ReasoningFormat = "auto",
+    enable_thinking: bool | None = None,
+    generation_prompt: str | None = None,
+    id_prefix: str | None = None,
+) -> AutoOutputParser:
+    """The output parser for one response; harmony (gpt-oss) templates are refused with a clear error."""
+    if analysis.caps.is_harmony:
+        raise TemplateError(
+            "this template uses the harmony format (gpt-oss channels); tokenloom.harmony parses its output, "
+            "not the auto-parser"
+        )
+    return AutoOutputParser(
+        analysis,
+        tools=tools,
+        reasoning_format=reasoning_format,
+        enable_thinking=enable_thinking,
+        generation_prompt=generation_prompt,
+        id_prefix=id_prefix,
+    )

@@ -1,0 +1,181 @@
+"""Round-trip cases: messages rendered through a template, cut to what the model would emit, and the message
+the rendered text really carries. Used by the tests, the benchmark and `template analyze --roundtrip`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tokenloom.events import ParsedMessage
+from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.output_parser import is_forced_open
+from tokenloom.parsing.probes import CONTENT_TEXT, cut_output, strip_turn_end, try_render
+from tokenloom.parsing.structures import ContentStructure
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather forecast for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"location": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["location"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "run_code",
+            "description": "Run a Python snippet",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string"},
+                    "options": {
+                        "type": "object",
+                        "properties": {"timeout": {"type": "integer"}, "flags": {"type": "array"}},
+                    },
+                },
+                "required": ["code"],
+            },
+        },
+    },
+]
+
+CODE = "def double(x):\n    return x * 2\n\nprint(double(21))"
+WEATHER = {"location": "Paris", "days": 3}
+RUN = {"code": CODE, "options": {"timeout": 5, "flags": ["-v", "--fast"]}}
+
+
+def _call(index: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"id": f"call{index:05d}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One model output and the message it must parse to."""
+
+    template_name: str
+    label: str
+    generation_prompt: str
+    output: str
+    expected: ParsedMessage  # arguments as canonical JSON (json.dumps with sort_keys)
+    tools: list[dict[str, Any]] | None
+
+
+def _assistants(has_tools: bool, has_reasoning: bool) -> list[tuple[str, dict[str, Any]]]:
+    cases: list[tuple[str, dict[str, Any]]] = []
+    if has_reasoning:
+        cases.append(
+            (
+                "reasoning+content",
+                {
+                    "role": "assistant",
+                    "content": "The answer is 42.",
+                    "reasoning_content": "Six times seven.",
+                },
+            )
+        )
+    if has_tools:
+        one = {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [_call(1, "get_weather", WEATHER)],
+        }
+        if has_reasoning:
+            one["reasoning_content"] = "The user wants the weather."
+        cases.append(("one call", one))
+        two = [_call(2, "get_weather", {"location": "Tokyo", "days": 1}), _call(3, "run_code", RUN)]
+        cases.append(("two parallel calls", {"role": "assistant", "content": "", "tool_calls": two}))
+    return cases
+
+
+def canonical(args: Any) -> str:
+    return json.dumps(args, sort_keys=True, ensure_ascii=False)
+
+
+def _expected(
+    assistant: dict[str, Any], output: str, content_structure: ContentStructure, gp: str
+) -> ParsedMessage:
+    """What the rendered text carries: reasoning, content or calls the template dropped are not expected.
+
+    A template may open the reasoning block in the generation prompt but render a past turn without
+    its reasoning and without the closing marker: that content sits inside the open block, so the
+    rendered text carries it as reasoning.
+    """
+    content = assistant.get("content") or None
+    reasoning = assistant.get("reasoning_content")
+    if reasoning and reasoning not in output:
+        reasoning = None
+    if content and content not in output:
+        content = None
+    end = content_structure.reasoning_end
+    if end and end not in output and is_forced_open(content_structure, True, gp) and not reasoning:
+        reasoning, content = content, None
+    calls = []
+    position = 0
+    for call in assistant.get("tool_calls", ()):
+        name = call["function"]["name"]
+        found = output.find(name, position)
+        if found >= 0:
+            calls.append((name, canonical(call["function"]["arguments"])))
+            position = found + len(name)
+    from tokenloom.events import ToolCall
+
+    return ParsedMessage(
+        content=content,
+        reasoning_content=reasoning,
+        tool_calls=tuple(ToolCall("", name, args) for name, args in calls),
+    )
+
+
+def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
+    """Render the corpus messages this template supports; skip what it refuses to render."""
+    analysis = analyze(template)
+    caps = analysis.caps
+    tools = TOOLS if caps.supports_tools else None
+    user = {"role": "user", "content": "What is the weather in Paris?"}
+    kwargs = {"enable_thinking": True}
+    prompt = try_render(template, [user], tools=tools, add_generation_prompt=True, template_kwargs=kwargs)
+    plain = try_render(
+        template,
+        [user, {"role": "assistant", "content": CONTENT_TEXT}],
+        tools=tools,
+        add_generation_prompt=False,
+        template_kwargs=kwargs,
+    )
+    if prompt is None or plain is None:
+        return []
+    content_output = cut_output(prompt, plain)
+    cases: list[Case] = []
+    for label, assistant in _assistants(caps.supports_tools, caps.supports_reasoning):
+        full = try_render(
+            template, [user, assistant], tools=tools, add_generation_prompt=False, template_kwargs=kwargs
+        )
+        if full is None:
+            continue
+        emitted = cut_output(prompt, full)
+        last = max((emitted.rfind(c["function"]["name"]) for c in assistant.get("tool_calls", ())), default=0)
+        output = strip_turn_end(emitted, content_output, max(last, 0))
+        gp = full[: len(full) - len(emitted)]
+        expected = _expected(assistant, output, analysis.content, gp)
+        cases.append(Case(template_name, label, gp, output, expected, tools))
+    return cases
+
+
+def normalized(message: ParsedMessage) -> ParsedMessage:
+    """Ids dropped and arguments canonical, so parsed and expected messages compare."""
+    from tokenloom.events import ToolCall
+
+    return ParsedMessage(
+        content=(message.content or "").strip() or None,
+        reasoning_content=(message.reasoning_content or "").strip() or None,
+        tool_calls=tuple(
+            ToolCall("", c.name, canonical(json.loads(c.arguments))) for c in message.tool_calls
+        ),
+    )

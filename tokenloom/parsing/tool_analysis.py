@@ -1,0 +1,321 @@
+"""Phase 2 of template analysis: the tool-call section, one call's pattern and its argument format.
+
+Renders one call and two parallel calls through the template, locates the probe names, ids and arguments
+in the rendered text and keeps what surrounds them as literal markers (seed 000's differential analysis).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tokenloom.parsing.markers import (
+    align_split,
+    common_prefix,
+    common_suffix,
+    token_aligned_prefix,
+    token_aligned_suffix,
+)
+from tokenloom.parsing.probes import (
+    ARGS_A,
+    ARGS_B,
+    CONTENT_TEXT,
+    ID_A,
+    ID_B,
+    NAME_A,
+    NAME_B,
+    PROBE_TOOLS,
+    Prober,
+    strip_turn_end,
+    tool_call,
+)
+from tokenloom.parsing.structures import (
+    SLOT_ARGS,
+    SLOT_CALL,
+    SLOT_ID,
+    SLOT_INDEX,
+    SLOT_NAME,
+    ArgumentFormat,
+    ContentStructure,
+    FunctionFormat,
+    ToolCallStructure,
+)
+
+_WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+ID_MARK = "\x01"  # stands in for a call id while markers are derived
+_DECODER = json.JSONDecoder(strict=False)
+
+
+@dataclass(slots=True)
+class _Located:
+    """Where one call sits in a rendered text."""
+
+    start: int  # first character of the name (or of the JSON call object)
+    end: int  # after the arguments (or the JSON call object)
+    kind: str  # "call" (JSON call object), "args" (name then JSON args), "tagged"
+    name_end: int = 0
+    args_start: int = 0
+    paths: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
+
+
+@dataclass(slots=True)
+class _Tagged:
+    """Markers of tagged arguments found in a one-call rendering."""
+
+    prefix: str
+    suffix: str
+    suffix_tail: str
+    close: str
+    separator: str
+
+
+def _path_to(obj: Any, target: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if value == target or (isinstance(value, str) and _loads(value) == target):
+                return (*path, key)
+            if isinstance(value, dict) and (found := _path_to(value, target, (*path, key))) is not None:
+                return found
+    return None
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _locate_json(text: str, start: int, name: str, args: dict[str, Any]) -> _Located | None:
+    pos = text.find("{", start)
+    while pos >= 0:
+        try:
+            obj, end = _DECODER.raw_decode(text, pos)
+        except ValueError:
+            obj, end = None, pos
+        if isinstance(obj, dict):
+            if obj == args:
+                name_start = text.rfind(name, start, pos)
+                if name_start < 0:
+                    return None
+                return _Located(name_start, end, "args", name_start + len(name), pos)
+            if obj == {name: args}:
+                return _Located(pos, end, "call", paths=((), (), ()))
+            name_path, args_path = _path_to(obj, name), _path_to(obj, args)
+            if name_path and args_path:
+                id_path = _path_to(obj, ID_MARK) or ()
+                return _Located(pos, end, "call", paths=(name_path, args_path, id_path))
+        pos = text.find("{", pos + 1)
+    return None
+
+
+def _locate_tagged(
+    text: str, start: int, name: str, args: dict[str, Any], tagged: _Tagged | None
+) -> _Located | None:
+    name_start = text.find(name, start)
+    if name_start < 0:
+        return None
+    name_end = name_start + len(name)
+    pos, first_key = name_end, -1
+    for key, value in args.items():
+        k = text.find(key, pos)
+        v = text.find(str(value), k + len(key)) if k >= 0 else -1
+        if v < 0:
+            return None
+        first_key = k if first_key < 0 else first_key
+        pos = v + len(str(value))
+    close = tagged.close if tagged else ""
+    prefix = tagged.prefix if tagged else ""
+    return _Located(name_start, pos + len(close), "tagged", name_end, first_key - len(prefix))
+
+
+def _tagged_markers(text: str, loc_name_end: int) -> _Tagged | None:
+    (k1, v1), (k2, v2) = [(str(k), str(v)) for k, v in ARGS_A.items()]
+    k1s = text.find(k1, loc_name_end)
+    v1s = text.find(v1, k1s + len(k1))
+    k2s = text.find(k2, v1s + len(v1))
+    v2s = text.find(v2, k2s + len(k2))
+    if min(k1s, v1s, k2s, v2s) < 0:
+        return None
+    prefix = token_aligned_suffix(common_suffix(text[loc_name_end:k1s], text[v1s + len(v1) : k2s]))
+    if not prefix.strip():
+        return None
+    rest = text[v1s + len(v1) : k2s - len(prefix)]
+    close = common_prefix(rest, text[v2s + len(v2) :])
+    suffix1, suffix2 = text[k1s + len(k1) : v1s], text[k2s + len(k2) : v2s]
+    suffix, tail = suffix1, ""
+    if suffix1 != suffix2:
+        suffix = common_prefix(suffix1, suffix2)
+        tail = common_suffix(suffix1[len(suffix) :], suffix2[len(suffix) :]).lstrip(_WORD_CHARS)
+    return _Tagged(prefix, suffix, tail, close, rest[len(close) :])
+
+
+def _locate(
+    text: str, start: int, name: str, args: dict[str, Any], tagged: _Tagged | None
+) -> _Located | None:
+    return _locate_json(text, start, name, args) or _locate_tagged(text, start, name, args, tagged)
+
+
+def _split_slots(literal: str, out: list[str]) -> None:
+    parts = literal.split(ID_MARK)
+    for i, part in enumerate(parts):
+        if i:
+            out.append(SLOT_ID)
+        if part:
+            out.append(part)
+
+
+def _name_suffix(b1: str, b2: str | None, out: list[str]) -> None:
+    """The text between name and arguments; an index that differs between calls becomes a slot."""
+    if b2 is None or b1 == b2:
+        _split_slots(b1, out)
+        return
+    head = common_prefix(b1, b2)
+    tail = common_suffix(b1[len(head) :], b2[len(head) :])
+    middle = b1[len(head) : len(b1) - len(tail)]
+    _split_slots(head, out)
+    out.append(SLOT_INDEX if middle.isdigit() else SLOT_ID)
+    _split_slots(tail, out)
+
+
+def analyze_tools(template: str, content: ContentStructure, notes: list[str]) -> ToolCallStructure:
+    """Find the tool-call structure, or `supports_tools=False` when calls never render."""
+    prober = Prober(template, PROBE_TOOLS)
+    out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
+    for as_string in (False, True):
+        one = [tool_call(ID_A, NAME_A, ARGS_A, as_string)]
+        two = [*one, tool_call(ID_B, NAME_B, ARGS_B, as_string)]
+        o1 = prober.output({"role": "assistant", "content": "", "tool_calls": one})
+        if o1 is None or NAME_A not in o1:
+            continue
+        o2 = prober.output({"role": "assistant", "content": "", "tool_calls": two})
+        structure = _derive(o1, o2, out_c, as_string, content)
+        if structure is not None:
+            null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
+            if null is not None and "None" in null and "None" not in o1:
+                structure = _replace(structure, requires_nonnull_content=True)
+            return structure
+        notes.append("tool calls render but their structure was not recognised")
+        return ToolCallStructure()
+    notes.append("the template renders no tool calls")
+    return ToolCallStructure()
+
+
+def _replace(structure: ToolCallStructure, **changes: Any) -> ToolCallStructure:
+    from dataclasses import replace
+
+    return replace(structure, **changes)
+
+
+def _unclosed_tag(text: str) -> bool:
+    return text.rfind("<") > text.rfind(">")
+
+
+def _clean(output: str, out_c: str, content: ContentStructure) -> str:
+    """The tool-call text alone: no turn end, no header shared with content, no empty reasoning block."""
+    text = strip_turn_end(output, out_c, max(output.rfind(NAME_A), output.rfind(NAME_B)))
+    prelude = token_aligned_prefix(common_prefix(text, out_c))
+    text = text[len(prelude) :]
+    start, end = content.reasoning_start, content.reasoning_end
+    if end:
+        body = text.lstrip()
+        if start and body.startswith(start) and body[len(start) :].lstrip().startswith(end):
+            body = body[len(start) :].lstrip()
+        if body.startswith(end):
+            text = body[len(end) :]
+    return text.replace(ID_A, ID_MARK).replace(ID_B, ID_MARK)
+
+
+def _derive(
+    o1: str, o2: str | None, out_c: str, as_string: bool, content: ContentStructure
+) -> ToolCallStructure | None:
+    s1 = _clean(o1, out_c, content)
+    loc1 = _locate_json(s1, 0, NAME_A, ARGS_A)
+    tagged = None
+    if loc1 is None:
+        name_at = s1.find(NAME_A)
+        tagged = _tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
+        if tagged is None:
+            return None
+        loc1 = _locate_tagged(s1, 0, NAME_A, ARGS_A, tagged)
+        if loc1 is None:
+            return None
+    before, after = s1[: loc1.start], s1[loc1.end :]
+    call_start, section_start, call_end, separator, section_end = before, "", after, "", ""
+    b2: str | None = None
+    s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
+    if s2 is not None:
+        c1 = _locate(s2, 0, NAME_A, ARGS_A, tagged)
+        c2 = _locate(s2, c1.end, NAME_B, ARGS_B, tagged) if c1 else None
+        if c1 is not None and c2 is not None and c1.kind == c2.kind == loc1.kind:
+            middle = s2[c1.end : c2.start]
+            split = align_split(before, len(before) - len(common_suffix(before, middle)))
+            call_start, section_start = before[split:], before[:split]
+            inner = middle[: len(middle) - len(call_start)]
+            call_end = common_prefix(inner, after)
+            end_split = align_split(after, len(call_end))
+            if inner.startswith(after[:end_split]):
+                call_end = after[:end_split]
+            elif _unclosed_tag(call_end):
+                call_end = token_aligned_prefix(call_end)
+            separator = inner[len(call_end) :]
+            section_end = after[len(call_end) :]
+            if c2.kind != "call":
+                b2 = s2[c2.name_end : c2.args_start]
+    pattern: list[str] = []
+    _split_slots(call_start, pattern)
+    if loc1.kind == "call":
+        pattern.append(SLOT_CALL)
+    else:
+        pattern.append(SLOT_NAME)
+        _name_suffix(s1[loc1.name_end : loc1.args_start], b2, pattern)
+        pattern.append(SLOT_ARGS)
+    _split_slots(call_end, pattern)
+    name_path, args_path, id_path = loc1.paths
+    structure = ToolCallStructure(
+        supports_tools=True,
+        tool_section_start=section_start,
+        tool_section_end=section_end,
+        call_separator=separator,
+        call_pattern=tuple(pattern),
+        name_path=name_path,
+        args_path=args_path,
+        id_path=id_path,
+        string_arguments=as_string,
+    )
+    if tagged is not None:
+        kv = tagged.prefix.rstrip().endswith(">") and tagged.suffix.lstrip().startswith("<")
+        structure = _replace(
+            structure,
+            argument_format=ArgumentFormat.KEY_VALUE_TAGS if kv else ArgumentFormat.TAGGED,
+            arg_prefix=tagged.prefix,
+            arg_suffix=tagged.suffix,
+            arg_suffix_tail=tagged.suffix_tail,
+            arg_close=tagged.close,
+            arg_separator=tagged.separator,
+        )
+    return _replace(structure, function_format=_classify(structure, loc1))
+
+
+def _classify(structure: ToolCallStructure, loc: _Located) -> FunctionFormat:
+    opener = structure.tool_section_start + "".join(
+        p
+        for p in structure.call_pattern[
+            : structure.call_pattern.index(SLOT_CALL if loc.kind == "call" else SLOT_NAME)
+        ]
+    )
+    if loc.kind == "call":
+        if "```" in opener:
+            return FunctionFormat.MARKDOWN_CODE_BLOCK
+        return FunctionFormat.JSON_OBJECT if structure.name_path else FunctionFormat.NAME_AS_KEY
+    if SLOT_INDEX in structure.call_pattern and opener.endswith("."):
+        return FunctionFormat.PREFIXED_INDEXED
+    if opener.rstrip().endswith(">>>"):
+        return FunctionFormat.RECIPIENT_BASED
+    after_name = structure.call_pattern[structure.call_pattern.index(SLOT_NAME) + 1]
+    if opener.strip().startswith("[") and after_name.startswith("["):
+        return FunctionFormat.BRACKET_TAG
+    if opener.endswith(("=", '"', " ")):
+        return FunctionFormat.TAG_WITH_NAME
+    return FunctionFormat.TAG_NAME_ONLY
