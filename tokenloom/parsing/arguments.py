@@ -118,6 +118,8 @@ def parse_tagged(text: str, structure: ToolCallStructure, schema: dict[str, Any]
         if key_end < 0:
             raise ArgumentsError(f"argument name not closed by {suffix!r}")
         key = text[pos:key_end].strip()
+        if not key or any(ch in key for ch in "<>\n"):
+            raise ArgumentsError(f"bad argument name {key!r}")
         pos = key_end + len(suffix)
         if tail:
             tail_at = text.find(tail, pos)

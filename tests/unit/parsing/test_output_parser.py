@@ -1,0 +1,151 @@
+"""Behaviour of the streaming output parser on hand-written outputs of real templates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from parsing_helpers import feed_all, joined, read_template
+
+from tokenloom.errors import TemplateError
+from tokenloom.events import ContentDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
+from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.arguments import convert_value
+from tokenloom.parsing.output_parser import AutoOutputParser, make_output_parser
+from tokenloom.parsing.roundtrip import TOOLS
+
+
+def _parser(name: str, **kwargs: object) -> AutoOutputParser:
+    kwargs.setdefault("tools", TOOLS)
+    return make_output_parser(analyze(read_template(name)), id_prefix="call_", **kwargs)  # type: ignore[arg-type]
+
+
+HERMES = "Qwen-Qwen2.5-7B-Instruct.jinja"
+QWEN3 = "Qwen-Qwen3-0.6B.jinja"
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Oslo", "days": 2}}\n</tool_call>'
+
+
+def test_optional_reasoning_then_content() -> None:
+    parser = _parser(QWEN3)
+    feed_all(parser, list("<think>\nLet me see.\n</think>\n\nHello there."))
+    message = parser.message()
+    assert (message.reasoning_content, message.content) == ("Let me see.", "Hello there.")
+
+
+def test_reasoning_format_none_keeps_markers_in_content() -> None:
+    parser = _parser(QWEN3, reasoning_format="none")
+    feed_all(parser, ["<think>\nhmm\n</think>\n\nHi"])
+    assert parser.message().content == "<think>\nhmm\n</think>\n\nHi"
+    assert parser.message().reasoning_content is None
+
+
+def test_forced_open_from_generation_prompt() -> None:
+    parser = _parser(QWEN3, generation_prompt="<|im_start|>assistant\n<think>\n")
+    feed_all(parser, list("I should greet.\n</think>\n\nHello!"))
+    assert parser.message().reasoning_content == "I should greet."
+    assert parser.message().content == "Hello!"
+
+
+def test_enable_thinking_false_means_plain_content() -> None:
+    parser = _parser("GLM-4.7-Flash.jinja", enable_thinking=False)
+    feed_all(parser, ["Just an answer."])
+    assert parser.message().content == "Just an answer."
+    forced = _parser("GLM-4.7-Flash.jinja", enable_thinking=True)
+    feed_all(forced, ["Thinking</think>Answer"])
+    assert (forced.message().reasoning_content, forced.message().content) == ("Thinking", "Answer")
+
+
+def test_partial_marker_is_held_back() -> None:
+    parser = _parser(HERMES)
+    events = parser.feed("Sure. <tool")
+    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == "Sure."
+    parser.feed("_ca")
+    events = parser.feed(CALL[len("<tool_ca") :]) + parser.finish()
+    assert [type(e) for e in events] == [ToolCallStart, ToolCallArgsDelta, ToolCallEnd]
+    assert parser.message().content == "Sure."
+
+
+def test_a_prefix_that_never_becomes_a_marker_is_content() -> None:
+    parser = _parser(HERMES)
+    feed_all(parser, ["a <tool", "box> and <tool"])
+    assert parser.message().content == "a <toolbox> and <tool"
+
+
+def test_parallel_calls_and_content_around_them() -> None:
+    parser = _parser(HERMES)
+    second = CALL.replace("Oslo", "Rome")
+    events = feed_all(parser, list(f"Checking both.\n{CALL}\n{second}\nDone."))
+    message = parser.message()
+    assert message.content == "Checking both.Done."
+    assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
+    assert [c.id for c in message.tool_calls] == ["call_0", "call_1"]
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    assert [(s.index, s.name) for s in starts] == [(0, "get_weather"), (1, "get_weather")]
+    assert joined(events)[2] == {0: message.tool_calls[0].arguments, 1: message.tool_calls[1].arguments}
+
+
+def test_tagged_arguments_follow_the_schema() -> None:
+    parser = _parser("Qwen3-Coder.jinja")
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=location>\n007\n</parameter>\n"
+        "<parameter=days>\n5\n</parameter>\n</function>\n</tool_call>"
+    )
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {"location": "007", "days": 5}
+
+
+def test_multiline_code_in_tagged_arguments() -> None:
+    parser = _parser("GLM-4.6.jinja")
+    code = "for i in range(3):\n    print(i)\n"
+    text = f"<tool_call>run_code\n<arg_key>code</arg_key>\n<arg_value>{code}</arg_value>\n</tool_call>"
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {"code": code}
+
+
+def test_unicode_markers_one_char_at_a_time() -> None:
+    parser = _parser("deepseek-ai-DeepSeek-V3.1.jinja")
+    text = (
+        "Let me look.<|tool▁calls▁begin|><|tool▁call▁begin|>get_weather<|tool▁sep|>"
+        '{"location": "Lima"}<|tool▁call▁end|><|tool▁calls▁end|>'
+    ).replace("|", "\uff5c")  # DeepSeek's fullwidth bars
+    events = feed_all(parser, list(text))
+    assert parser.message().content == "Let me look."
+    assert parser.message().tool_calls[0].name == "get_weather"
+    assert all("\uff5c" not in e.text for e in events if isinstance(e, ContentDelta))
+
+
+def test_model_ids_are_kept() -> None:
+    parser = _parser("Mistral-Small-3.2-24B-Instruct-2506.jinja")
+    feed_all(parser, ['[TOOL_CALLS]get_weather[CALL_ID]abc123xyz[ARGS]{"location": "Bern"}'])
+    assert parser.message().tool_calls[0].id == "abc123xyz"
+
+
+def test_without_tools_calls_stay_content() -> None:
+    parser = _parser(HERMES, tools=None)
+    feed_all(parser, [CALL])
+    assert parser.message().content == CALL and parser.message().tool_calls == ()
+
+
+def test_harmony_templates_are_refused_clearly() -> None:
+    with pytest.raises(TemplateError, match="harmony"):
+        _parser("openai-gpt-oss-120b.jinja")
+
+
+@pytest.mark.parametrize(
+    ("raw", "types", "expected"),
+    [
+        ("5", {"integer"}, 5),
+        ("5", {"string"}, "5"),
+        ("2.5", {"number"}, 2.5),
+        ("true", {"boolean"}, True),
+        ("True", {"boolean"}, True),
+        ('{"a": [1]}', {"object"}, {"a": [1]}),
+        ("{'a': True}", {"object"}, {"a": True}),
+        ("hello", {"integer"}, "hello"),
+        ("null", {"string", "null"}, None),
+        ("12", set(), 12),
+        ("Paris", set(), "Paris"),
+    ],
+)
+def test_convert_value(raw: str, types: set[str], expected: object) -> None:
+    assert convert_value(raw, types) == expected
