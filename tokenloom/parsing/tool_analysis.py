@@ -275,8 +275,8 @@ def _derive(
     name_path, args_path, id_path = loc1.paths
     structure = ToolCallStructure(
         supports_tools=True,
-        tool_section_start=section_start,
-        tool_section_end=section_end,
+        tool_section_start=section_start.lstrip() if section_start.strip() else "",
+        tool_section_end=section_end.rstrip(),
         call_separator=separator,
         call_pattern=tuple(pattern),
         name_path=name_path,
