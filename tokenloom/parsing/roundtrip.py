@@ -179,3 +179,33 @@ def normalized(message: ParsedMessage) -> ParsedMessage:
             ToolCall("", c.name, canonical(json.loads(c.arguments))) for c in message.tool_calls
         ),
     )
+
+
+def check_case(case: Case, template: str) -> str | None:
+    """None when the case parses back to its expected message, else why not."""
+    from tokenloom.events import ParseError
+    from tokenloom.parsing.output_parser import make_output_parser
+
+    parser = make_output_parser(
+        analyze(template), tools=case.tools, generation_prompt=case.generation_prompt, id_prefix="call_"
+    )
+    events = parser.feed(case.output) + parser.finish()
+    errors = [e.message for e in events if isinstance(e, ParseError)]
+    if errors:
+        return errors[0]
+    got = normalized(parser.message())
+    if got != case.expected:
+        for field in ("content", "reasoning_content", "tool_calls"):
+            if getattr(got, field) != getattr(case.expected, field):
+                return f"{field} differs"
+    return None
+
+
+def family(template: str) -> str:
+    """A coarse format family from the analysis, for pass-rate tables."""
+    analysis = analyze(template)
+    if analysis.caps.is_harmony:
+        return "harmony"
+    if analysis.tools.supports_tools:
+        return f"{analysis.tools.function_format.value}/{analysis.tools.argument_format.value}"
+    return "reasoning only" if analysis.caps.supports_reasoning else "content only"
