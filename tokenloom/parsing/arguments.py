@@ -61,7 +61,9 @@ def _json_type(value: Any) -> str:
         return "number"
     if value is None:
         return "null"
-    return {dict: "object", list: "array", str: "string"}[type(value)]
+    if isinstance(value, dict):
+        return "object"
+    return "array" if isinstance(value, list) else "string"
 
 
 def convert_value(raw: str, types: set[str]) -> Any:

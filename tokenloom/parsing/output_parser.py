@@ -85,6 +85,10 @@ class AutoOutputParser:
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
         self._mode = _Mode.REASONING if forced else _Mode.CONTENT
         self._pending = ""  # text that may still become a marker
+        self._recipient = structure.recipient_delimiter
+        if self._recipient:  # the generation prompt ends with the delimiter: the output starts a message
+            self._triggers = (self._recipient,)
+            self._pending = self._recipient
         self._section = ""  # a tool-call section being collected
         self._scan = 0
         self._ws = ""  # trailing whitespace held until more text of the same channel follows
@@ -216,6 +220,8 @@ class AutoOutputParser:
         self._section += self._pending
         self._pending = ""
         self._scan = len(self._section)
+        if self._recipient and (routed := self._route(final)) is not None:
+            return routed
         if not final and not self._maybe_complete(start):
             return False
         try:
@@ -235,6 +241,17 @@ class AutoOutputParser:
         text, self._section = self._section, ""
         self._mode = _Mode.CONTENT
         self._emit(text, out)
+        return True
+
+    def _route(self, final: bool) -> bool | None:
+        """Recipient formats: a message to the content recipient ("all") is plain content."""
+        newline = self._section.find("\n", len(self._recipient))
+        if newline < 0:
+            return None if final else False
+        if self._section[len(self._recipient) : newline].strip() != self._structure.content_recipient:
+            return None
+        self._pending, self._section = self._section[newline + 1 :], ""
+        self._mode = _Mode.CONTENT
         return True
 
     def _emit_calls(self, calls: list[RawCall], out: list[Event]) -> None:

@@ -68,6 +68,11 @@ class Case:
     tools: list[dict[str, Any]] | None
 
 
+def _as_string(call: dict[str, Any]) -> dict[str, Any]:
+    function = dict(call["function"], arguments=json.dumps(call["function"]["arguments"]))
+    return dict(call, function=function)
+
+
 def _assistants(has_tools: bool, has_reasoning: bool) -> list[tuple[str, dict[str, Any]]]:
     cases: list[tuple[str, dict[str, Any]]] = []
     if has_reasoning:
@@ -154,8 +159,11 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
     content_output = cut_output(prompt, plain)
     cases: list[Case] = []
     for label, assistant in _assistants(caps.supports_tools, caps.supports_reasoning):
+        rendered = assistant
+        if analysis.tools.string_arguments and "tool_calls" in assistant:  # arguments concatenated as text
+            rendered = dict(assistant, tool_calls=[_as_string(c) for c in assistant.get("tool_calls", ())])
         full = try_render(
-            template, [user, assistant], tools=tools, add_generation_prompt=False, template_kwargs=kwargs
+            template, [user, rendered], tools=tools, add_generation_prompt=False, template_kwargs=kwargs
         )
         if full is None:
             continue

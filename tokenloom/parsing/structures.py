@@ -107,6 +107,8 @@ class ToolCallStructure:
     arg_suffix_tail: str = ""  # when a typed attribute varies: the fixed end after it, e.g. '">'
     arg_close: str = ""  # e.g. "\n</parameter>", "</arg_value>"
     arg_separator: str = ""  # e.g. "\n", ""
+    recipient_delimiter: str = ""  # RECIPIENT_BASED: e.g. ">>>", ending the generation prompt too
+    content_recipient: str = ""  # RECIPIENT_BASED: the recipient that means "plain content", e.g. "all"
     requires_nonnull_content: bool = False  # the template prints None for null content
     string_arguments: bool = False  # the template wants arguments as a JSON string, not an object
 
@@ -145,7 +147,8 @@ class TemplateAnalysis:
     notes: tuple[str, ...] = field(default=())  # why something was not detected (render errors, ...)
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(asdict(self))
+        plain: dict[str, Any] = _plain(asdict(self))
+        return plain
 
 
 def _plain(value: Any) -> Any:

@@ -295,7 +295,22 @@ def _derive(
             arg_close=tagged.close,
             arg_separator=tagged.separator,
         )
+    if pattern[0] == SLOT_NAME and separator.strip() and not section_start.strip():
+        return _recipient(structure, separator.strip(), out_c)
     return _replace(structure, function_format=_classify(structure, loc1))
+
+
+def _recipient(structure: ToolCallStructure, delimiter: str, out_c: str) -> ToolCallStructure:
+    """Functionary v3.2 style: every message starts with "NAME\n" after ">>>"; "all" means content."""
+    head = out_c[: out_c.find(CONTENT_TEXT)] if CONTENT_TEXT in out_c else ""
+    return _replace(
+        structure,
+        function_format=FunctionFormat.RECIPIENT_BASED,
+        call_pattern=(delimiter, *structure.call_pattern),
+        call_separator="",
+        recipient_delimiter=delimiter,
+        content_recipient=head.strip(),
+    )
 
 
 def _classify(structure: ToolCallStructure, loc: _Located) -> FunctionFormat:

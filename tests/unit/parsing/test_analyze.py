@@ -137,3 +137,10 @@ def test_null_content_quirk() -> None:
 def test_analysis_is_cached() -> None:
     text = read_template("Qwen3-Coder.jinja")
     assert analyze(text) is analyze(text)
+
+
+def test_functionary_recipient_based() -> None:
+    tools = analyze(read_template("meetkai-functionary-medium-v3.2.jinja")).tools
+    assert tools.function_format is FunctionFormat.RECIPIENT_BASED
+    assert (tools.recipient_delimiter, tools.content_recipient) == (">>>", "all")
+    assert tools.string_arguments  # the template concatenates arguments as text

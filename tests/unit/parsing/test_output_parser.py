@@ -149,3 +149,12 @@ def test_harmony_templates_are_refused_clearly() -> None:
 )
 def test_convert_value(raw: str, types: set[str], expected: object) -> None:
     assert convert_value(raw, types) == expected
+
+
+def test_recipient_routing_content_then_calls() -> None:
+    parser = _parser("meetkai-functionary-medium-v3.2.jinja")
+    text = 'all\nLet me check.>>>get_weather\n{"location": "Oslo"}>>>get_weather\n{"location": "Rome"}'
+    feed_all(parser, list(text))
+    message = parser.message()
+    assert message.content == "Let me check."
+    assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
