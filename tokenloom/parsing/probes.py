@@ -52,6 +52,24 @@ PROBE_TOOLS: list[dict[str, Any]] = [
 ]
 
 
+def flat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tools without the OpenAI "function" wrapper, plus Cohere's `parameter_definitions`.
+
+    Some templates (Command R+ tool_use, early Apertus) read `tool.name` and `tool.parameter_definitions`.
+    """
+    flat = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        params = function.get("parameters") or {}
+        required = set(params.get("required") or ())
+        definitions = {
+            key: {"type": prop.get("type", "string"), "description": "", "required": key in required}
+            for key, prop in (params.get("properties") or {}).items()
+        }
+        flat.append({**function, "parameter_definitions": definitions})
+    return flat
+
+
 def tool_call(call_id: str, name: str, args: dict[str, Any], as_string: bool) -> dict[str, Any]:
     arguments: Any = json.dumps(args, ensure_ascii=False) if as_string else args
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
@@ -115,7 +133,13 @@ def cut_output(prompt: str, full: str) -> str:
     if full.startswith(prompt):
         return full[len(prompt) :]
     shared = token_aligned_prefix(common_prefix(prompt, full))
-    return full[len(shared) :]
+    rest = full[len(shared) :]
+    # A template that appends text after the assistant header (Command R+ repeats its instructions)
+    # still ends the prompt with the header the turn starts with: skip that overlap.
+    for n in range(min(len(rest), 200), 0, -1):
+        if rest[n - 1] in ">]\n" and prompt.endswith(rest[:n]):
+            return rest[n:]
+    return rest
 
 
 def strip_turn_end(text: str, content_output: str, after: int = 0) -> str:
@@ -126,8 +150,8 @@ def strip_turn_end(text: str, content_output: str, after: int = 0) -> str:
     """
     if CONTENT_TEXT in content_output:
         tail = content_output[content_output.find(CONTENT_TEXT) + len(CONTENT_TEXT) :]
-        for tag in TAG_RE.findall(tail):
-            if (cut := text.find(tag, after)) >= 0:
-                return text[:cut]
+        cuts = [cut for tag in TAG_RE.findall(tail) if (cut := text.find(tag, after)) >= 0]
+        if cuts:
+            return text[: min(cuts)]
     end = token_aligned_suffix(common_suffix(text, content_output))
     return text[: len(text) - len(end)] if end else text

@@ -11,7 +11,7 @@ from typing import Any
 from tokenloom.events import ParsedMessage
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.output_parser import is_forced_open
-from tokenloom.parsing.probes import CONTENT_TEXT, cut_output, strip_turn_end, try_render
+from tokenloom.parsing.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
 from tokenloom.parsing.structures import ContentStructure
 
 TOOLS: list[dict[str, Any]] = [
@@ -144,13 +144,16 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
     analysis = analyze(template)
     caps = analysis.caps
     tools = TOOLS if caps.supports_tools else None
+    render_tools = flat_tools(TOOLS) if tools and analysis.tools.flat_tools else tools
     user = {"role": "user", "content": "What is the weather in Paris?"}
     kwargs = {"enable_thinking": True}
-    prompt = try_render(template, [user], tools=tools, add_generation_prompt=True, template_kwargs=kwargs)
+    prompt = try_render(
+        template, [user], tools=render_tools, add_generation_prompt=True, template_kwargs=kwargs
+    )
     plain = try_render(
         template,
         [user, {"role": "assistant", "content": CONTENT_TEXT}],
-        tools=tools,
+        tools=render_tools,
         add_generation_prompt=False,
         template_kwargs=kwargs,
     )
@@ -163,13 +166,20 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
         if analysis.tools.string_arguments and "tool_calls" in assistant:  # arguments concatenated as text
             rendered = dict(assistant, tool_calls=[_as_string(c) for c in assistant.get("tool_calls", ())])
         full = try_render(
-            template, [user, rendered], tools=tools, add_generation_prompt=False, template_kwargs=kwargs
+            template,
+            [user, rendered],
+            tools=render_tools,
+            add_generation_prompt=False,
+            template_kwargs=kwargs,
         )
         if full is None:
             continue
         emitted = cut_output(prompt, full)
-        last = max((emitted.rfind(c["function"]["name"]) for c in assistant.get("tool_calls", ())), default=0)
-        output = strip_turn_end(emitted, content_output, max(last, 0))
+        last = 0  # the first turn end after the last call's name ends the output
+        for call in assistant.get("tool_calls", ()):
+            found = emitted.find(call["function"]["name"], last)
+            last = found if found >= 0 else last
+        output = strip_turn_end(emitted, content_output, last)
         gp = full[: len(full) - len(emitted)]
         expected = _expected(assistant, output, analysis.content, gp)
         cases.append(Case(template_name, label, gp, output, expected, tools))

@@ -111,6 +111,7 @@ class ToolCallStructure:
     content_recipient: str = ""  # RECIPIENT_BASED: the recipient that means "plain content", e.g. "all"
     requires_nonnull_content: bool = False  # the template prints None for null content
     string_arguments: bool = False  # the template wants arguments as a JSON string, not an object
+    flat_tools: bool = False  # the template reads tools as {name, description, parameters}, no "function"
 
     @property
     def triggers(self) -> tuple[str, ...]:

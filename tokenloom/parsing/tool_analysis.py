@@ -27,6 +27,7 @@ from tokenloom.parsing.probes import (
     NAME_B,
     PROBE_TOOLS,
     Prober,
+    flat_tools,
     strip_turn_end,
     tool_call,
 )
@@ -181,23 +182,26 @@ def _name_suffix(b1: str, b2: str | None, out: list[str]) -> None:
 
 def analyze_tools(template: str, content: ContentStructure, notes: list[str]) -> ToolCallStructure:
     """Find the tool-call structure, or `supports_tools=False` when calls never render."""
-    prober = Prober(template, PROBE_TOOLS)
-    out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
-    for as_string in (False, True):
-        one = [tool_call(ID_A, NAME_A, ARGS_A, as_string)]
-        two = [*one, tool_call(ID_B, NAME_B, ARGS_B, as_string)]
-        o1 = prober.output({"role": "assistant", "content": "", "tool_calls": one})
-        if o1 is None or NAME_A not in o1:
-            continue
-        o2 = prober.output({"role": "assistant", "content": "", "tool_calls": two})
-        structure = _derive(o1, o2, out_c, as_string, content)
-        if structure is not None:
+    for flat in (False, True):
+        prober = Prober(template, flat_tools(PROBE_TOOLS) if flat else PROBE_TOOLS)
+        out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
+        for as_string in (False, True):
+            one = [tool_call(ID_A, NAME_A, ARGS_A, as_string)]
+            two = [*one, tool_call(ID_B, NAME_B, ARGS_B, as_string)]
+            o1 = prober.output({"role": "assistant", "content": "", "tool_calls": one})
+            if o1 is None or NAME_A not in o1:
+                continue
+            o2 = prober.output({"role": "assistant", "content": "", "tool_calls": two})
+            structure = _derive(o1, o2, out_c, as_string, content)
+            if structure is None:
+                notes.append("tool calls render but their structure was not recognised")
+                return ToolCallStructure()
             null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
             if null is not None and "None" in null and "None" not in o1:
                 structure = _replace(structure, requires_nonnull_content=True)
-            return structure
-        notes.append("tool calls render but their structure was not recognised")
-        return ToolCallStructure()
+            if flat:
+                notes.append("the template reads tools without the OpenAI 'function' wrapper")
+            return _replace(structure, flat_tools=flat)
     notes.append("the template renders no tool calls")
     return ToolCallStructure()
 
@@ -214,7 +218,7 @@ def _unclosed_tag(text: str) -> bool:
 
 def _clean(output: str, out_c: str, content: ContentStructure) -> str:
     """The tool-call text alone: no turn end, no header shared with content, no empty reasoning block."""
-    text = strip_turn_end(output, out_c, max(output.rfind(NAME_A), output.rfind(NAME_B)))
+    text = strip_turn_end(output, out_c, output.find(NAME_B) if NAME_B in output else output.find(NAME_A))
     prelude = token_aligned_prefix(common_prefix(text, out_c))
     text = text[len(prelude) :]
     start, end = content.reasoning_start, content.reasoning_end

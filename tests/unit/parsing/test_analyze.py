@@ -144,3 +144,10 @@ def test_functionary_recipient_based() -> None:
     assert tools.function_format is FunctionFormat.RECIPIENT_BASED
     assert (tools.recipient_delimiter, tools.content_recipient) == (">>>", "all")
     assert tools.string_arguments  # the template concatenates arguments as text
+
+
+def test_command_r_plus_markdown_code_block() -> None:
+    tools = analyze(read_template("CohereForAI-c4ai-command-r-plus-tool_use.jinja")).tools
+    assert tools.function_format is FunctionFormat.MARKDOWN_CODE_BLOCK
+    assert tools.triggers == ("Action:",) and tools.flat_tools
+    assert (tools.name_path, tools.args_path) == (("tool_name",), ("parameters",))
