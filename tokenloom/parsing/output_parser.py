@@ -81,7 +81,8 @@ class AutoOutputParser:
         self._r_start = content.reasoning_start if extract else ""
         self._r_end = content.reasoning_end if extract else ""
         self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m and extract)
-        self._terminator = self._find_terminator()
+        self._terminators = self._find_terminators()
+        self._emitted = 0  # calls of the current section already emitted
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
         self._mode = _Mode.REASONING if forced else _Mode.CONTENT
         self._pending = ""  # text that may still become a marker
@@ -99,12 +100,12 @@ class AutoOutputParser:
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
 
-    def _find_terminator(self) -> str:
+    def _find_terminators(self) -> tuple[str, ...]:
+        """Text after which a parse attempt may succeed: the section's end or one call's end ("" = JSON)."""
         s = self._structure
-        if s.tool_section_end.strip():
-            return s.tool_section_end.strip()
         last = s.call_pattern[-1] if s.call_pattern else ""
-        return last.strip() if last not in SLOTS else ""
+        call_end = last.strip() if last not in SLOTS else ""
+        return tuple(dict.fromkeys((s.tool_section_end.strip(), call_end)))
 
     # -- public API -------------------------------------------------------------------------------------
 
@@ -207,15 +208,17 @@ class AutoOutputParser:
     # -- tool-call sections -----------------------------------------------------------------------------
 
     def _maybe_complete(self, start: int) -> bool:
-        if self._terminator:
-            found = self._section.find(self._terminator, max(0, start - len(self._terminator) + 1)) >= 0
-        else:
-            new = self._section[start:]
-            found = "}" in new or "]" in new
-        return found
+        for terminator in self._terminators:
+            if not terminator:
+                new = self._section[start:]
+                if "}" in new or "]" in new:
+                    return True
+            elif self._section.find(terminator, max(0, start - len(terminator) + 1)) >= 0:
+                return True
+        return False
 
     def _advance_section(self, out: list[Event], final: bool) -> bool:
-        """Try to close the section; True when the parser left the section state."""
+        """Emit the calls completed so far; True when the parser left the section state."""
         start = len(self._section) if self._pending else self._scan
         self._section += self._pending
         self._pending = ""
@@ -224,21 +227,26 @@ class AutoOutputParser:
             return routed
         if not final and not self._maybe_complete(start):
             return False
+        parser = SectionParser(self._section, self._structure, self._schemas, final)
         try:
-            calls, used = SectionParser(self._section, self._structure, self._schemas, final).parse()
+            calls, used = parser.parse()
         except Incomplete:
+            self._emit_calls(parser.calls[self._emitted :], out)
+            self._emitted = len(parser.calls)
             if not final:
                 return False
             error = SectionError("tool-call section was not closed", "unterminated_section")
         except SectionError as exc:
             error = exc
         else:
-            self._emit_calls(calls, out)
-            self._pending, self._section = self._section[used:], ""
+            self._emit_calls(calls[self._emitted :], out)
+            self._pending, self._section, self._emitted = self._section[used:], "", 0
             self._switch(_Mode.CONTENT)
             return True
+        self._emit_calls(parser.calls[self._emitted :], out)
         out.append(ParseError(str(error), error.kind))
-        text, self._section = self._section, ""
+        text = self._section[parser.call_ends[-1] :] if parser.calls else self._section
+        self._section, self._emitted = "", 0
         self._mode = _Mode.CONTENT
         self._emit(text, out)
         return True

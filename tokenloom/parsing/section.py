@@ -86,11 +86,13 @@ class SectionParser:
     ) -> None:
         self.text, self.s, self.schemas, self.final = text, structure, schemas, final
         self.pos = 0
+        self.calls: list[RawCall] = []  # complete calls so far, valid even if the section later fails
+        self.call_ends: list[int] = []  # where each of them ends in `text`
 
     def parse(self) -> tuple[list[RawCall], int]:
         s = self.s
         self._literal(s.tool_section_start)
-        calls = [self._call(0)]
+        self._add_call()
         end = s.tool_section_end.strip()
         while end:
             self._skip_ws()
@@ -102,8 +104,12 @@ class SectionParser:
             if end.startswith(self.text[self.pos :]):
                 raise self._need_more(repr(end))
             self._literal(s.call_separator)
-            calls.append(self._call(len(calls)))
-        return calls, self.pos
+            self._add_call()
+        return self.calls, self.pos
+
+    def _add_call(self) -> None:
+        self.calls.append(self._call(len(self.calls)))
+        self.call_ends.append(self.pos)
 
     def _skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():

@@ -158,3 +158,27 @@ def test_recipient_routing_content_then_calls() -> None:
     message = parser.message()
     assert message.content == "Let me check."
     assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
+
+
+KIMI_CALL = "<|tool_call_begin|>functions.get_weather:{i}<|tool_call_argument_begin|>{args}<|tool_call_end|>"
+
+
+def test_each_call_of_a_section_goes_out_when_it_is_complete() -> None:
+    parser = _parser("moonshotai-Kimi-K2.jinja")
+    first = KIMI_CALL.format(i=0, args='{"location": "Oslo"}')
+    events = parser.feed("<|tool_calls_section_begin|>" + first)
+    assert [type(e) for e in events] == [ToolCallStart, ToolCallArgsDelta, ToolCallEnd]
+    events = parser.feed(KIMI_CALL.format(i=1, args='{"location": "Rome"}') + "<|tool_calls_section_end|>")
+    assert [e.index for e in events if isinstance(e, ToolCallStart)] == [1]
+    assert len(parser.message().tool_calls) == 2 and not parser.finish()
+
+
+def test_a_broken_second_call_keeps_the_first() -> None:
+    parser = _parser("moonshotai-Kimi-K2.jinja")
+    first = KIMI_CALL.format(i=0, args='{"location": "Oslo"}')
+    broken = KIMI_CALL.format(i=1, args='{"location": Rome}')
+    for pieces in (["<|tool_calls_section_begin|>" + first + broken + "<|tool_calls_section_end|>"],):
+        events = feed_all(parser, pieces)
+        assert len(parser.message().tool_calls) == 1
+        assert joined(events)[3] == ["tool_call_parse_error"]
+        assert parser.message().content is not None and "Rome" in parser.message().content
