@@ -164,10 +164,15 @@ class AutoOutputParser:
             self._on_marker(marker, out)
 
     def _on_marker(self, marker: str, out: list[Event]) -> None:
-        if self._mode is _Mode.REASONING and marker not in self._triggers:
+        if self._mode is _Mode.REASONING:
             if marker == self._r_end:
                 self._switch(_Mode.CONTENT)
-            return  # a repeated reasoning opener: dropped
+                return
+            if self._reasoning:  # only an empty reasoning block may be skipped or re-opened
+                self._emit(marker, out)
+                return
+            if marker not in self._triggers:
+                return  # a repeated reasoning opener: dropped
         if marker in self._triggers:
             self._ws = ""
             self._mode = _Mode.SECTION

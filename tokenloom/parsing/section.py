@@ -238,3 +238,19 @@ class SectionParser:
         if not isinstance(args, dict):
             raise SectionError("arguments are not a JSON object")
         return RawCall(name, call_id or None, args)
+
+
+def parse_all(text: str, structure: ToolCallStructure) -> list[RawCall]:
+    """Every section in a finished text (the analysis' self-check); raises SectionError or Incomplete."""
+    calls: list[RawCall] = []
+    pos = 0
+    triggers = structure.triggers
+    if structure.recipient_delimiter:
+        text = structure.recipient_delimiter + text
+    while True:
+        starts = [i for t in triggers if (i := text.find(t, pos)) >= 0]
+        if not starts:
+            return calls
+        found, used = SectionParser(text[min(starts) :], structure, None, final=True).parse()
+        calls += found
+        pos = min(starts) + max(used, 1)

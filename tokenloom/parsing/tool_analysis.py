@@ -31,6 +31,7 @@ from tokenloom.parsing.probes import (
     strip_turn_end,
     tool_call,
 )
+from tokenloom.parsing.section import Incomplete, SectionError, parse_all
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
     SLOT_CALL,
@@ -193,6 +194,8 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
                 continue
             o2 = prober.output({"role": "assistant", "content": "", "tool_calls": two})
             structure = _derive(o1, o2, out_c, as_string, content)
+            if structure is not None and not _self_check(structure, o1, o2, out_c, content):
+                structure = None
             if structure is None:
                 notes.append("tool calls render but their structure was not recognised")
                 return ToolCallStructure()
@@ -206,6 +209,26 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
     return ToolCallStructure()
 
 
+def _self_check(
+    structure: ToolCallStructure, o1: str, o2: str | None, out_c: str, content: ContentStructure
+) -> bool:
+    """Parse the probe renderings back with the derived structure: a wrong guess must not be used."""
+    markers = (*structure.call_pattern, structure.tool_section_start, structure.tool_section_end)
+    if any(probe in marker for marker in markers for probe in ("probe_", "key_", "value_")):
+        return False  # probe data leaked into a marker: the name or arguments were not isolated
+    expected = [[(NAME_A, ARGS_A)], [(NAME_A, ARGS_A), (NAME_B, ARGS_B)]]
+    for output, calls in zip((o1, o2), expected, strict=True):
+        if output is None or (NAME_B not in output and len(calls) == 2):
+            continue
+        try:
+            found = parse_all(_clean(output, out_c, content, mark_ids=False), structure)
+        except (SectionError, Incomplete):
+            return False
+        if [(c.name, c.arguments) for c in found] != calls:
+            return False
+    return True
+
+
 def _replace(structure: ToolCallStructure, **changes: Any) -> ToolCallStructure:
     from dataclasses import replace
 
@@ -216,7 +239,7 @@ def _unclosed_tag(text: str) -> bool:
     return text.rfind("<") > text.rfind(">")
 
 
-def _clean(output: str, out_c: str, content: ContentStructure) -> str:
+def _clean(output: str, out_c: str, content: ContentStructure, mark_ids: bool = True) -> str:
     """The tool-call text alone: no turn end, no header shared with content, no empty reasoning block."""
     text = strip_turn_end(output, out_c, output.find(NAME_B) if NAME_B in output else output.find(NAME_A))
     prelude = token_aligned_prefix(common_prefix(text, out_c))
@@ -228,7 +251,7 @@ def _clean(output: str, out_c: str, content: ContentStructure) -> str:
             body = body[len(start) :].lstrip()
         if body.startswith(end):
             text = body[len(end) :]
-    return text.replace(ID_A, ID_MARK).replace(ID_B, ID_MARK)
+    return text.replace(ID_A, ID_MARK).replace(ID_B, ID_MARK) if mark_ids else text
 
 
 def _derive(

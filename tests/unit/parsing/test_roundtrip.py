@@ -17,11 +17,7 @@ from tokenloom.parsing.roundtrip import Case, normalized, round_trip_cases
 
 # Known failures, with their causes (also listed in docs/templates.md by `template analyze --all`).
 KNOWN_FAILURES = {
-    "MiniMax-M3.jinja/one call": "arguments are tags named after each key (<key>v</key>): unsupported",
-    "MiniMax-M3.jinja/two parallel calls": "same as one call",
-    "muse-glimmer.jinja/reasoning+content": "harmony-like recipients (to=NAME<|message|>): unsupported",
-    "muse-glimmer.jinja/one call": "same as reasoning+content",
-    "muse-glimmer.jinja/two parallel calls": "same as reasoning+content",
+    "muse-glimmer.jinja/reasoning+content": "harmony-like recipients (to=self, to=user): unsupported",
     "NVIDIA-Nemotron-Nano-v2.jinja/one call": "template renders content and the call as two turns inside an "
     "unclosed <think>: the rendered text is not something the model emits",
 }
@@ -39,13 +35,15 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-def _param(case: Case) -> object:
-    cause = KNOWN_FAILURES.get(f"{case.template_name}/{case.label}")
+def _param(case: Case, failures: dict[str, str]) -> object:
+    cause = failures.get(f"{case.template_name}/{case.label}")
     marks = [pytest.mark.xfail(reason=cause, strict=True)] if cause else []
     return pytest.param(case, id=f"{case.template_name}/{case.label}", marks=marks)
 
 
-PARAMS = [_param(c) for c in CASES]
+PARAMS = [_param(c, KNOWN_FAILURES) for c in CASES]
+# Chunking never changes the result, even where the expected message is not reached.
+STREAM_PARAMS = [_param(c, {}) for c in CASES]
 
 
 def _parser(case: Case):  # type: ignore[no-untyped-def]
@@ -69,7 +67,7 @@ def test_round_trip(case: Case) -> None:
     assert joined(events)[3] == []
 
 
-@pytest.mark.parametrize("case", PARAMS)
+@pytest.mark.parametrize("case", STREAM_PARAMS)
 def test_streaming_invariance(case: Case) -> None:
     whole = _parser(case)
     whole_events = feed_all(whole, [case.output])
@@ -82,8 +80,7 @@ def test_streaming_invariance(case: Case) -> None:
     message = whole.message()
     markers = _markers(case)
     for text in (message.content or "", message.reasoning_content or ""):
-        assert not any(m in text for m in markers), (text, markers)
-    assert normalized(message) == case.expected
+        assert not any(m in text for m in markers) or f"{case.template_name}/{case.label}" in KNOWN_FAILURES
 
 
 def _markers(case: Case) -> tuple[str, ...]:
