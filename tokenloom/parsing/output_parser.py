@@ -87,9 +87,11 @@ class AutoOutputParser:
         self._mode = _Mode.REASONING if forced else _Mode.CONTENT
         self._pending = ""  # text that may still become a marker
         self._recipient = structure.recipient_delimiter
+        self._trigger = ""  # the trigger that opened the current section
+        self._virtual = False  # the current section starts with text the prompt supplied
         if self._recipient:  # the generation prompt ends with the delimiter: the output starts a message
             self._triggers = (self._recipient,)
-            self._pending = self._recipient
+            self._pending, self._virtual = self._recipient, True
         self._section = ""  # a tool-call section being collected
         self._scan = 0
         self._ws = ""  # trailing whitespace held until more text of the same channel follows
@@ -175,6 +177,7 @@ class AutoOutputParser:
                 return  # a repeated reasoning opener: dropped
         if marker in self._triggers:
             self._ws = ""
+            self._trigger = marker
             self._mode = _Mode.SECTION
             self._section, self._scan = marker + self._pending, 0
             self._pending = ""
@@ -245,15 +248,21 @@ class AutoOutputParser:
             error = exc
         else:
             self._emit_calls(calls[self._emitted :], out)
-            self._pending, self._section, self._emitted = self._section[used:], "", 0
+            self._pending, self._section, self._emitted, self._virtual = self._section[used:], "", 0, False
             self._switch(_Mode.CONTENT)
             return True
+        # Only the trigger (or the calls that did parse) is settled; the rest is scanned again as
+        # output, so the result does not depend on how much text had arrived when the error showed.
         self._emit_calls(parser.calls[self._emitted :], out)
         out.append(ParseError(str(error), error.kind))
-        text = self._section[parser.call_ends[-1] :] if parser.calls else self._section
-        self._section, self._emitted = "", 0
         self._mode = _Mode.CONTENT
-        self._emit(text, out)
+        if parser.calls:
+            rest = self._section[parser.call_ends[-1] :]
+        else:
+            rest = self._section[len(self._trigger) :]
+            if not self._virtual:
+                self._emit(self._trigger, out)
+        self._pending, self._section, self._emitted, self._virtual = rest, "", 0, False
         return True
 
     def _route(self, final: bool) -> bool | None:
@@ -263,7 +272,7 @@ class AutoOutputParser:
             return None if final else False
         if self._section[len(self._recipient) : newline].strip() != self._structure.content_recipient:
             return None
-        self._pending, self._section = self._section[newline + 1 :], ""
+        self._pending, self._section, self._virtual = self._section[newline + 1 :], "", False
         self._mode = _Mode.CONTENT
         return True
 
