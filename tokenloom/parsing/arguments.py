@@ -146,3 +146,77 @@ def parse_tagged(text: str, structure: ToolCallStructure, schema: dict[str, Any]
 def dump_arguments(args: Any) -> str:
     """Arguments as the JSON text tool calls carry."""
     return json.dumps(args, ensure_ascii=False)
+
+
+def relaxed_end(text: str, pos: int, quote: str) -> int:
+    """Index after the relaxed object starting at `pos` ("{"), or -1 while it is still open."""
+    depth, i = 0, pos
+    while i < len(text):
+        if quote and text.startswith(quote, i):
+            close = text.find(quote, i + len(quote))
+            if close < 0:
+                return -1
+            i = close + len(quote)
+            continue
+        ch = text[i]
+        if ch == '"':
+            close = _json_string_end(text, i)
+            if close < 0:
+                return -1
+            i = close
+            continue
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _json_string_end(text: str, pos: int) -> int:
+    i = pos + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i + 1
+        i += 1
+    return -1
+
+
+def relaxed_to_json(text: str, quote: str) -> Any:
+    """Read `{key:<|"|>text<|"|>,n:7,o:{a:[1]}}` (bare keys, custom quotes) as JSON, or raise."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if quote and text.startswith(quote, i):
+            close = text.find(quote, i + len(quote))
+            if close < 0:
+                raise ArgumentsError("unterminated string")
+            out.append(json.dumps(text[i + len(quote) : close], ensure_ascii=False))
+            i = close + len(quote)
+        elif text[i] == '"':
+            close = _json_string_end(text, i)
+            if close < 0:
+                raise ArgumentsError("unterminated string")
+            out.append(text[i:close])
+            i = close
+        elif text[i].isalpha() or text[i] == "_":
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] in "_-."):
+                j += 1
+            word = text[i:j]
+            rest = text[j:].lstrip()
+            is_key = rest.startswith(":")
+            out.append(json.dumps(word) if is_key or word not in ("true", "false", "null") else word)
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    try:
+        return json.loads("".join(out))
+    except ValueError as exc:
+        raise ArgumentsError(f"arguments are not a valid object: {exc}") from exc

@@ -81,6 +81,7 @@ class AutoOutputParser:
         self._r_start = content.reasoning_start if extract else ""
         self._r_end = content.reasoning_end if extract else ""
         self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m and extract)
+        self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
         self._terminators = self._find_terminators()
         self._emitted = 0  # calls of the current section already emitted
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"

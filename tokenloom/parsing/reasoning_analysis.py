@@ -46,6 +46,17 @@ def _is_reasoning_tag(tag: str) -> bool:
     return any(w in low for w in _REASONING_WORDS) and not any(w in low for w in _ROLE_WORDS)
 
 
+def _channel_pair(text: str) -> tuple[str, str] | None:
+    """An empty block named by a word, e.g. Gemma 4's "<|channel>thought\n<channel|>" -> its markers."""
+    found = list(TAG_RE.finditer(text))
+    if len(found) != 2:
+        return None
+    word = text[found[0].end() : found[1].start()].strip()
+    if word and word.isidentifier() and any(w in word.lower() for w in _REASONING_WORDS):
+        return found[0].group() + word, found[1].group()
+    return None
+
+
 def _last_tag(text: str) -> str:
     tags = TAG_RE.findall(text)
     return tags[-1] if tags else ""
@@ -90,6 +101,9 @@ def analyze_content(prober: Prober) -> ContentStructure:
         if tags:
             first = tags[0]
             start, end = (opener_of(first), first) if opener_of(first) else (first, closer_of(first))
+            method = "enable_thinking toggle"
+        elif (pair := _channel_pair(extra)) is not None:
+            start, end = pair
             method = "enable_thinking toggle"
     # Method 3: the prompt ends with an open reasoning tag.
     if not end:

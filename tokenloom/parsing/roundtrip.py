@@ -180,6 +180,8 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
             found = emitted.find(call["function"]["name"], last)
             last = found if found >= 0 else last
         output = strip_turn_end(emitted, content_output, last)
+        for stop in analysis.tools.stop_markers:  # generation stops there: the text never holds it
+            output = output[: -len(stop)] if output.endswith(stop) else output
         gp = full[: len(full) - len(emitted)]
         expected = _expected(assistant, output, analysis.content, gp)
         cases.append(Case(template_name, label, gp, output, expected, tools))

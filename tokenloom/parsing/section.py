@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tokenloom.parsing.arguments import ArgumentsError, parse_tagged
+from tokenloom.parsing.arguments import ArgumentsError, parse_tagged, relaxed_end, relaxed_to_json
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
     SLOT_CALL,
@@ -148,7 +148,7 @@ class SectionParser:
         for j in range(index + 1, len(pattern)):
             token = pattern[j]
             if token == SLOT_ARGS:
-                if self.s.argument_format is ArgumentFormat.JSON:
+                if self.s.argument_format in (ArgumentFormat.JSON, ArgumentFormat.RELAXED_OBJECT):
                     return ("{", "\n")  # only blank literals between: the name ends where the JSON starts
                 return (self.s.arg_prefix.strip(), *self._stops_after(j))
             if token not in SLOTS and token.strip():
@@ -188,6 +188,8 @@ class SectionParser:
             elif token == SLOT_ARGS:
                 if self.s.argument_format is ArgumentFormat.JSON:
                     args = self._json()
+                elif self.s.argument_format is ArgumentFormat.RELAXED_OBJECT:
+                    args = self._relaxed()
                 else:
                     body = self._until(self._stops_after(i)) if self._stops_after(i) else self._rest()
                     try:
@@ -199,6 +201,22 @@ class SectionParser:
             else:
                 self._literal(token, closing=i > 0 and self.s.call_pattern[i - 1] in (SLOT_ARGS, SLOT_CALL))
         return self._checked(name, call_id, args)
+
+    def _relaxed(self) -> Any:
+        self._skip_ws()
+        if self.pos >= len(self.text):
+            raise self._need_more("arguments")
+        if self.text[self.pos] != "{":
+            raise SectionError(f"expected arguments at {self.text[self.pos : self.pos + 30]!r}")
+        end = relaxed_end(self.text, self.pos, self.s.string_quote)
+        if end < 0:
+            raise self._need_more("the end of the arguments")
+        try:
+            value = relaxed_to_json(self.text[self.pos : end], self.s.string_quote)
+        except ArgumentsError as exc:
+            raise SectionError(str(exc)) from exc
+        self.pos = end
+        return value
 
     def _rest(self) -> str:
         if not self.final:

@@ -48,6 +48,7 @@ class ArgumentFormat(StrEnum):
     JSON = "json"  # {"key": "value"}
     TAGGED = "tagged"  # <parameter=key>value</parameter>, <parameter name="key">value</parameter>
     KEY_VALUE_TAGS = "key_value_tags"  # <arg_key>key</arg_key><arg_value>value</arg_value>
+    RELAXED_OBJECT = "relaxed_object"  # {key:<|"|>text<|"|>,n:7}: bare keys, a custom string quote (Gemma 4)
 
 
 # Slots inside `ToolCallStructure.call_pattern`; every other item of the pattern is literal text.
@@ -107,8 +108,12 @@ class ToolCallStructure:
     arg_suffix_tail: str = ""  # when a typed attribute varies: the fixed end after it, e.g. '">'
     arg_close: str = ""  # e.g. "\n</parameter>", "</arg_value>"
     arg_separator: str = ""  # e.g. "\n", ""
+    string_quote: str = ""  # RELAXED_OBJECT: the string delimiter, e.g. '<|"|>'
     recipient_delimiter: str = ""  # RECIPIENT_BASED: e.g. ">>>", ending the generation prompt too
     content_recipient: str = ""  # RECIPIENT_BASED: the recipient that means "plain content", e.g. "all"
+    stop_markers: tuple[
+        str, ...
+    ] = ()  # end a turn with calls, not a section: "<|eom_id|>", "<|tool_response>"
     requires_nonnull_content: bool = False  # the template prints None for null content
     string_arguments: bool = False  # the template wants arguments as a JSON string, not an object
     flat_tools: bool = False  # the template reads tools as {name, description, parameters}, no "function"

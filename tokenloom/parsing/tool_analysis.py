@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tokenloom.parsing.arguments import ArgumentsError, relaxed_end, relaxed_to_json
 from tokenloom.parsing.markers import (
     align_split,
     common_prefix,
@@ -153,9 +154,34 @@ def _tagged_markers(text: str, loc_name_end: int) -> _Tagged | None:
     return _Tagged(prefix, suffix, tail, close, rest[len(close) :])
 
 
+def _relaxed_quote(text: str, name_end: int) -> str:
+    """The custom string delimiter of a relaxed object, e.g. '<|"|>' in `{key_one:<|"|>value_one<|"|>}`."""
+    key, value = next(iter(ARGS_A.items()))
+    k = text.find(key + ":", name_end)
+    v = text.find(str(value), k) if k >= 0 else -1
+    quote = text[k + len(key) + 1 : v] if v >= 0 else ""
+    return quote if quote.strip() and text.startswith(quote, v + len(str(value))) else ""
+
+
+def _locate_relaxed(text: str, start: int, name: str, args: dict[str, Any], quote: str) -> _Located | None:
+    name_start = text.find(name, start)
+    brace = text.find("{", name_start + len(name)) if name_start >= 0 else -1
+    end = relaxed_end(text, brace, quote) if brace >= 0 else -1
+    if end < 0:
+        return None
+    try:
+        if relaxed_to_json(text[brace:end], quote) != args:
+            return None
+    except ArgumentsError:
+        return None
+    return _Located(name_start, end, "args", name_start + len(name), brace)
+
+
 def _locate(
-    text: str, start: int, name: str, args: dict[str, Any], tagged: _Tagged | None
+    text: str, start: int, name: str, args: dict[str, Any], tagged: _Tagged | None, quote: str = ""
 ) -> _Located | None:
+    if quote:
+        return _locate_relaxed(text, start, name, args, quote)
     return _locate_json(text, start, name, args) or _locate_tagged(text, start, name, args, tagged)
 
 
@@ -259,13 +285,15 @@ def _derive(
 ) -> ToolCallStructure | None:
     s1 = _clean(o1, out_c, content)
     loc1 = _locate_json(s1, 0, NAME_A, ARGS_A)
-    tagged = None
+    tagged, quote = None, ""
     if loc1 is None:
         name_at = s1.find(NAME_A)
-        tagged = _tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
-        if tagged is None:
-            return None
-        loc1 = _locate_tagged(s1, 0, NAME_A, ARGS_A, tagged)
+        quote = _relaxed_quote(s1, name_at + len(NAME_A)) if name_at >= 0 else ""
+        if quote:
+            loc1 = _locate_relaxed(s1, 0, NAME_A, ARGS_A, quote)
+        else:
+            tagged = _tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
+            loc1 = _locate_tagged(s1, 0, NAME_A, ARGS_A, tagged) if tagged else None
         if loc1 is None:
             return None
     before, after = s1[: loc1.start], s1[loc1.end :]
@@ -273,8 +301,8 @@ def _derive(
     b2: str | None = None
     s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
     if s2 is not None:
-        c1 = _locate(s2, 0, NAME_A, ARGS_A, tagged)
-        c2 = _locate(s2, c1.end, NAME_B, ARGS_B, tagged) if c1 else None
+        c1 = _locate(s2, 0, NAME_A, ARGS_A, tagged, quote)
+        c2 = _locate(s2, c1.end, NAME_B, ARGS_B, tagged, quote) if c1 else None
         if c1 is not None and c2 is not None and c1.kind == c2.kind == loc1.kind:
             middle = s2[c1.end : c2.start]
             split = align_split(before, len(before) - len(common_suffix(before, middle)))
@@ -300,6 +328,10 @@ def _derive(
         pattern.append(SLOT_ARGS)
     _split_slots(call_end, pattern)
     name_path, args_path, id_path = loc1.paths
+    stops: tuple[str, ...] = ()
+    if not section_start.strip() and section_end.strip():
+        # Nothing opened a section: what follows the calls ends the turn (<|eom_id|>, <|tool_response>).
+        stops, section_end = (section_end.strip(),), ""
     structure = ToolCallStructure(
         supports_tools=True,
         tool_section_start=section_start.lstrip() if section_start.strip() else "",
@@ -310,7 +342,10 @@ def _derive(
         args_path=args_path,
         id_path=id_path,
         string_arguments=as_string,
+        stop_markers=stops,
     )
+    if quote:
+        structure = _replace(structure, argument_format=ArgumentFormat.RELAXED_OBJECT, string_quote=quote)
     if tagged is not None:
         kv = tagged.prefix.rstrip().endswith(">") and tagged.suffix.lstrip().startswith("<")
         structure = _replace(

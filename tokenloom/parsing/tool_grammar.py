@@ -103,6 +103,19 @@ def _tagged_args(structure: ToolCallStructure, params: dict[str, Any]) -> Node:
     return Repeat(Choice(tuple(options)), 0, len(options))
 
 
+def _relaxed_args(quote: str, params: dict[str, Any]) -> Node:
+    """Gemma 4's `{key:<|"|>text<|"|>,n:7}`; nested values are constrained as plain JSON."""
+    options: list[Node] = []
+    for key, prop in (params.get("properties") or {}).items():
+        if schema_types(params, key) == {"string"}:
+            value: Node = Sequence((Literal(quote), Text(stop=(quote,)), Literal(quote)))
+        else:
+            value = JsonValue.of(prop if isinstance(prop, dict) else {})
+        options.append(Sequence((Literal(f"{key}:"), value)))
+    body: Node = Repeat(Choice(tuple(options)), 0, len(options), Literal(",")) if options else Sequence(())
+    return Sequence((Literal("{"), body, Literal("}")))
+
+
 def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> Node:
     items: list[Node] = []
     pattern = structure.call_pattern
@@ -119,6 +132,8 @@ def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> No
         elif token == SLOT_ARGS:
             if structure.argument_format is ArgumentFormat.JSON:
                 items.append(JsonValue.of(params))
+            elif structure.argument_format is ArgumentFormat.RELAXED_OBJECT:
+                items.append(_relaxed_args(structure.string_quote, params))
             else:
                 items.append(_tagged_args(structure, params))
         else:

@@ -151,3 +151,14 @@ def test_command_r_plus_markdown_code_block() -> None:
     assert tools.function_format is FunctionFormat.MARKDOWN_CODE_BLOCK
     assert tools.triggers == ("Action:",) and tools.flat_tools
     assert (tools.name_path, tools.args_path) == (("tool_name",), ("parameters",))
+
+
+def test_gemma4_channel_reasoning_and_relaxed_arguments() -> None:
+    analysis = analyze(read_template("google-gemma-4-31B-it.jinja"))
+    assert (analysis.content.reasoning_start, analysis.content.reasoning_end) == (
+        "<|channel>thought",
+        "<channel|>",
+    )
+    assert analysis.tools.argument_format is ArgumentFormat.RELAXED_OBJECT
+    assert analysis.tools.string_quote == '<|"|>'
+    assert analysis.tools.stop_markers == ("<|tool_response>",)

@@ -182,3 +182,18 @@ def test_a_broken_second_call_keeps_the_first() -> None:
         assert len(parser.message().tool_calls) == 1
         assert joined(events)[3] == ["tool_call_parse_error"]
         assert parser.message().content is not None and "Rome" in parser.message().content
+
+
+def test_gemma4_relaxed_object_arguments() -> None:
+    parser = _parser("google-gemma-4-31B-it.jinja", enable_thinking=True)
+    text = (
+        '<|channel>thought\nWeather.<channel|><|tool_call>call:run_code{code:<|"|>print("}")<|"|>,'
+        'options:{flags:[<|"|>-v<|"|>],timeout:5}}<tool_call|>'
+    )
+    feed_all(parser, list(text))
+    message = parser.message()
+    assert message.reasoning_content == "Weather."
+    assert json.loads(message.tool_calls[0].arguments) == {
+        "code": 'print("}")',
+        "options": {"flags": ["-v"], "timeout": 5},
+    }
