@@ -281,6 +281,9 @@ class AutoOutputParser:
         for call in calls:
             index = len(self._calls)
             call_id = call.call_id or f"{self._id_prefix}{index}"
+            if not call.call_id and self._structure.call_id_template:
+                written = index if call.index is None else call.index
+                call_id = self._structure.call_id_template.format(name=call.name, index=written)
             arguments = dump_arguments(call.arguments)
             out += [ToolCallStart(index, call_id, call.name), ToolCallArgsDelta(index, arguments)]
             out.append(ToolCallEnd(index))

@@ -145,13 +145,13 @@ def cut_output(prompt: str, full: str) -> str:
 def strip_turn_end(text: str, content_output: str, after: int = 0) -> str:
     """Drop the end-of-turn text (e.g. "<|im_end|>\n") from a tool-call output.
 
-    The turn end is what follows the probe content in a content output; the first of its tags found after
-    `after` (the last call's name) cuts the text, else the suffix both outputs share does.
+    The turn end is what follows the probe content in a content output; its longest tag-aligned end
+    found after `after` (the last call's name) cuts the text, else the suffix both outputs share does.
     """
     if CONTENT_TEXT in content_output:
         tail = content_output[content_output.find(CONTENT_TEXT) + len(CONTENT_TEXT) :]
-        cuts = [cut for tag in TAG_RE.findall(tail) if (cut := text.find(tag, after)) >= 0]
-        if cuts:
-            return text[: min(cuts)]
+        for match in TAG_RE.finditer(tail):  # the longest end of the tail that the text has too
+            if (cut := text.find(tail[match.start() :].rstrip(), after)) >= 0:
+                return text[:cut]
     end = token_aligned_suffix(common_suffix(text, content_output))
     return text[: len(text) - len(end)] if end else text

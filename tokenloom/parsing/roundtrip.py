@@ -56,6 +56,15 @@ def _call(index: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"id": f"call{index:05d}", "type": "function", "function": {"name": name, "arguments": args}}
 
 
+def _with_ids(assistant: dict[str, Any], id_template: str) -> dict[str, Any]:
+    """Ids in the shape the template prints and the model writes (e.g. functions.NAME:INDEX)."""
+    calls = [
+        dict(c, id=id_template.format(name=c["function"]["name"], index=i))
+        for i, c in enumerate(assistant.get("tool_calls", ()))
+    ]
+    return dict(assistant, tool_calls=calls) if calls else assistant
+
+
 @dataclass(frozen=True, slots=True)
 class Case:
     """One model output and the message it must parse to."""
@@ -163,8 +172,10 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
     cases: list[Case] = []
     for label, assistant in _assistants(caps.supports_tools, caps.supports_reasoning):
         rendered = assistant
+        if analysis.tools.call_id_template:
+            rendered = _with_ids(rendered, analysis.tools.call_id_template)
         if analysis.tools.string_arguments and "tool_calls" in assistant:  # arguments concatenated as text
-            rendered = dict(assistant, tool_calls=[_as_string(c) for c in assistant.get("tool_calls", ())])
+            rendered = dict(rendered, tool_calls=[_as_string(c) for c in rendered.get("tool_calls", ())])
         full = try_render(
             template,
             [user, rendered],

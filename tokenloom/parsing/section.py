@@ -41,6 +41,7 @@ class RawCall:
     name: str
     call_id: str | None
     arguments: dict[str, Any]
+    index: int | None = None  # the index the model wrote (Kimi's functions.NAME:INDEX)
 
 
 def json_end(text: str, pos: int) -> int:
@@ -175,6 +176,7 @@ class SectionParser:
     def _call(self, index: int) -> RawCall:
         name: str | None = None
         call_id: str | None = None
+        written_index: int | None = None
         args: Any = {}
         for i, token in enumerate(self.s.call_pattern):
             if token == SLOT_NAME:
@@ -183,8 +185,11 @@ class SectionParser:
                 call_id = self._until(self._stops_after(i)).strip()
             elif token == SLOT_INDEX:
                 self._skip_ws()
+                digits_at = self.pos
                 while self.pos < len(self.text) and self.text[self.pos].isdigit():
                     self.pos += 1
+                if self.pos > digits_at:
+                    written_index = int(self.text[digits_at : self.pos])
             elif token == SLOT_ARGS:
                 if self.s.argument_format is ArgumentFormat.JSON:
                     args = self._json()
@@ -200,7 +205,8 @@ class SectionParser:
                 name, call_id, args = self._json_call(self._json())
             else:
                 self._literal(token, closing=i > 0 and self.s.call_pattern[i - 1] in (SLOT_ARGS, SLOT_CALL))
-        return self._checked(name, call_id, args)
+        call = self._checked(name, call_id, args)
+        return RawCall(call.name, call.call_id, call.arguments, written_index)
 
     def _relaxed(self) -> Any:
         self._skip_ws()

@@ -111,9 +111,9 @@ class ToolCallStructure:
     string_quote: str = ""  # RELAXED_OBJECT: the string delimiter, e.g. '<|"|>'
     recipient_delimiter: str = ""  # RECIPIENT_BASED: e.g. ">>>", ending the generation prompt too
     content_recipient: str = ""  # RECIPIENT_BASED: the recipient that means "plain content", e.g. "all"
-    stop_markers: tuple[
-        str, ...
-    ] = ()  # end a turn with calls, not a section: "<|eom_id|>", "<|tool_response>"
+    call_id_template: str = ""  # ids the model writes itself, e.g. "functions.{name}:{index}" (Kimi)
+    # What ends a turn of calls when no section marker does, e.g. "<|eom_id|>", "<|tool_response>"
+    stop_markers: tuple[str, ...] = ()
     requires_nonnull_content: bool = False  # the template prints None for null content
     string_arguments: bool = False  # the template wants arguments as a JSON string, not an object
     flat_tools: bool = False  # the template reads tools as {name, description, parameters}, no "function"

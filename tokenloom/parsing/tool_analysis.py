@@ -39,6 +39,7 @@ from tokenloom.parsing.structures import (
     SLOT_ID,
     SLOT_INDEX,
     SLOT_NAME,
+    SLOTS,
     ArgumentFormat,
     ContentStructure,
     FunctionFormat,
@@ -207,31 +208,41 @@ def _name_suffix(b1: str, b2: str | None, out: list[str]) -> None:
     _split_slots(tail, out)
 
 
+# Call ids to probe with: plain ones, then Kimi's "functions.NAME:INDEX" (some templates print only the id).
+_ID_STYLES = ((ID_A, ID_B), (f"functions.{NAME_A}:0", f"functions.{NAME_B}:1"))
+
+
 def analyze_tools(template: str, content: ContentStructure, notes: list[str]) -> ToolCallStructure:
     """Find the tool-call structure, or `supports_tools=False` when calls never render."""
+    rendered = False
     for flat in (False, True):
         prober = Prober(template, flat_tools(PROBE_TOOLS) if flat else PROBE_TOOLS)
         out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
         for as_string in (False, True):
-            one = [tool_call(ID_A, NAME_A, ARGS_A, as_string)]
-            two = [*one, tool_call(ID_B, NAME_B, ARGS_B, as_string)]
-            o1 = prober.output({"role": "assistant", "content": "", "tool_calls": one})
-            if o1 is None or NAME_A not in o1:
-                continue
-            o2 = prober.output({"role": "assistant", "content": "", "tool_calls": two})
-            structure = _derive(o1, o2, out_c, as_string, content)
-            if structure is not None and not _self_check(structure, o1, o2, out_c, content):
-                structure = None
-            if structure is None:
-                notes.append("tool calls render but their structure was not recognised")
-                return ToolCallStructure()
-            null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
-            if null is not None and "None" in null and "None" not in o1:
-                structure = _replace(structure, requires_nonnull_content=True)
-            if flat:
-                notes.append("the template reads tools without the OpenAI 'function' wrapper")
-            return _replace(structure, flat_tools=flat)
-    notes.append("the template renders no tool calls")
+            for id_a, id_b in _ID_STYLES:
+                one = [tool_call(id_a, NAME_A, ARGS_A, as_string)]
+                two = [*one, tool_call(id_b, NAME_B, ARGS_B, as_string)]
+                o1 = prober.output({"role": "assistant", "content": "", "tool_calls": one})
+                if o1 is None or NAME_A not in o1:
+                    continue
+                rendered = True
+                o2 = prober.output({"role": "assistant", "content": "", "tool_calls": two})
+                structure = _derive(o1, o2, out_c, as_string, content)
+                if structure is None or not _self_check(structure, o1, o2, out_c, content):
+                    continue
+                null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
+                if null is not None and "None" in null and "None" not in o1:
+                    structure = _replace(structure, requires_nonnull_content=True)
+                if flat:
+                    notes.append("the template reads tools without the OpenAI 'function' wrapper")
+                if id_a != ID_A:
+                    notes.append("the template prints call ids as functions.NAME:INDEX")
+                return _replace(structure, flat_tools=flat)
+    notes.append(
+        "tool calls render but their structure was not recognised"
+        if rendered
+        else "the template renders no tool calls"
+    )
     return ToolCallStructure()
 
 
@@ -359,7 +370,12 @@ def _derive(
         )
     if pattern[0] == SLOT_NAME and separator.strip() and not section_start.strip():
         return _recipient(structure, separator.strip(), out_c)
-    return _replace(structure, function_format=_classify(structure, loc1))
+    function_format = _classify(structure, loc1)
+    if function_format is FunctionFormat.PREFIXED_INDEXED:  # the model writes functions.NAME:INDEX itself
+        opener = next(p for p in structure.call_pattern if p not in SLOTS)
+        namespace = opener[opener.rfind(">") + 1 :].strip()
+        structure = _replace(structure, call_id_template=namespace + "{name}:{index}")
+    return _replace(structure, function_format=function_format)
 
 
 def _recipient(structure: ToolCallStructure, delimiter: str, out_c: str) -> ToolCallStructure:

@@ -197,3 +197,10 @@ def test_gemma4_relaxed_object_arguments() -> None:
         "code": 'print("}")',
         "options": {"flags": ["-v"], "timeout": 5},
     }
+
+
+def test_kimi_ids_are_the_written_functions_name_index() -> None:
+    parser = _parser("moonshotai-Kimi-K2.jinja")
+    call = KIMI_CALL.format(i=3, args='{"location": "Oslo"}')
+    feed_all(parser, ["<|tool_calls_section_begin|>" + call + "<|tool_calls_section_end|>"])
+    assert parser.message().tool_calls[0].id == "functions.get_weather:3"
