@@ -75,6 +75,10 @@ class AutoOutputParser:
         content, structure = analysis.content, analysis.tools
         extract = reasoning_format != "none" and bool(content.reasoning_end)
         forced = extract and is_forced_open(content, enable_thinking, generation_prompt)
+        # reasoning_format="none" keeps reasoning as text: a block the prompt opened gets its opener back
+        # so the content reads "<think>...</think>answer" as the model saw it.
+        reopen = not extract and reasoning_format == "none" and bool(content.reasoning_start)
+        reopen = reopen and is_forced_open(content, enable_thinking, generation_prompt)
         self._structure = structure
         self._schemas = _tool_schemas(tools)
         self._triggers = structure.triggers if self._schemas is not None else ()
@@ -102,6 +106,8 @@ class AutoOutputParser:
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
+        if reopen:  # goes out with the first delta, as if the model had written it
+            self._pending = content.reasoning_start + self._pending
 
     def _find_terminators(self) -> tuple[str, ...]:
         """Text after which a parse attempt may succeed: the section's end or one call's end ("" = JSON)."""

@@ -6,18 +6,19 @@ in the rendered text and keeps what surrounds them as literal markers (seed 000'
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
-from tokenloom.parsing.arguments import ArgumentsError, relaxed_end, relaxed_to_json
-from tokenloom.parsing.markers import (
-    align_split,
-    common_prefix,
-    common_suffix,
-    token_aligned_prefix,
-    token_aligned_suffix,
+from tokenloom.parsing.locate import (
+    ID_MARK,
+    Located,
+    locate,
+    locate_json,
+    locate_relaxed,
+    locate_tagged,
+    relaxed_quote,
+    tagged_markers,
 )
+from tokenloom.parsing.markers import align_split, common_prefix, common_suffix, token_aligned_prefix
 from tokenloom.parsing.probes import (
     ARGS_A,
     ARGS_B,
@@ -45,145 +46,6 @@ from tokenloom.parsing.structures import (
     FunctionFormat,
     ToolCallStructure,
 )
-
-_WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-ID_MARK = "\x01"  # stands in for a call id while markers are derived
-_DECODER = json.JSONDecoder(strict=False)
-
-
-@dataclass(slots=True)
-class _Located:
-    """Where one call sits in a rendered text."""
-
-    start: int  # first character of the name (or of the JSON call object)
-    end: int  # after the arguments (or the JSON call object)
-    kind: str  # "call" (JSON call object), "args" (name then JSON args), "tagged"
-    name_end: int = 0
-    args_start: int = 0
-    paths: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
-
-
-@dataclass(slots=True)
-class _Tagged:
-    """Markers of tagged arguments found in a one-call rendering."""
-
-    prefix: str
-    suffix: str
-    suffix_tail: str
-    close: str
-    separator: str
-
-
-def _path_to(obj: Any, target: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if value == target or (isinstance(value, str) and _loads(value) == target):
-                return (*path, key)
-            if isinstance(value, dict) and (found := _path_to(value, target, (*path, key))) is not None:
-                return found
-    return None
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _locate_json(text: str, start: int, name: str, args: dict[str, Any]) -> _Located | None:
-    pos = text.find("{", start)
-    while pos >= 0:
-        try:
-            obj, end = _DECODER.raw_decode(text, pos)
-        except ValueError:
-            obj, end = None, pos
-        if isinstance(obj, dict):
-            if obj == args:
-                name_start = text.rfind(name, start, pos)
-                if name_start < 0:
-                    return None
-                return _Located(name_start, end, "args", name_start + len(name), pos)
-            if obj == {name: args}:
-                return _Located(pos, end, "call", paths=((), (), ()))
-            name_path, args_path = _path_to(obj, name), _path_to(obj, args)
-            if name_path and args_path:
-                id_path = _path_to(obj, ID_MARK) or ()
-                return _Located(pos, end, "call", paths=(name_path, args_path, id_path))
-        pos = text.find("{", pos + 1)
-    return None
-
-
-def _locate_tagged(
-    text: str, start: int, name: str, args: dict[str, Any], tagged: _Tagged | None
-) -> _Located | None:
-    name_start = text.find(name, start)
-    if name_start < 0:
-        return None
-    name_end = name_start + len(name)
-    pos, first_key = name_end, -1
-    for key, value in args.items():
-        k = text.find(key, pos)
-        v = text.find(str(value), k + len(key)) if k >= 0 else -1
-        if v < 0:
-            return None
-        first_key = k if first_key < 0 else first_key
-        pos = v + len(str(value))
-    close = tagged.close if tagged else ""
-    prefix = tagged.prefix if tagged else ""
-    return _Located(name_start, pos + len(close), "tagged", name_end, first_key - len(prefix))
-
-
-def _tagged_markers(text: str, loc_name_end: int) -> _Tagged | None:
-    (k1, v1), (k2, v2) = [(str(k), str(v)) for k, v in ARGS_A.items()]
-    k1s = text.find(k1, loc_name_end)
-    v1s = text.find(v1, k1s + len(k1))
-    k2s = text.find(k2, v1s + len(v1))
-    v2s = text.find(v2, k2s + len(k2))
-    if min(k1s, v1s, k2s, v2s) < 0:
-        return None
-    prefix = token_aligned_suffix(common_suffix(text[loc_name_end:k1s], text[v1s + len(v1) : k2s]))
-    if not prefix.strip():
-        return None
-    rest = text[v1s + len(v1) : k2s - len(prefix)]
-    close = common_prefix(rest, text[v2s + len(v2) :])
-    suffix1, suffix2 = text[k1s + len(k1) : v1s], text[k2s + len(k2) : v2s]
-    suffix, tail = suffix1, ""
-    if suffix1 != suffix2:
-        suffix = common_prefix(suffix1, suffix2)
-        tail = common_suffix(suffix1[len(suffix) :], suffix2[len(suffix) :]).lstrip(_WORD_CHARS)
-    return _Tagged(prefix, suffix, tail, close, rest[len(close) :])
-
-
-def _relaxed_quote(text: str, name_end: int) -> str:
-    """The custom string delimiter of a relaxed object, e.g. '<|"|>' in `{key_one:<|"|>value_one<|"|>}`."""
-    key, value = next(iter(ARGS_A.items()))
-    k = text.find(key + ":", name_end)
-    v = text.find(str(value), k) if k >= 0 else -1
-    quote = text[k + len(key) + 1 : v] if v >= 0 else ""
-    return quote if quote.strip() and text.startswith(quote, v + len(str(value))) else ""
-
-
-def _locate_relaxed(text: str, start: int, name: str, args: dict[str, Any], quote: str) -> _Located | None:
-    name_start = text.find(name, start)
-    brace = text.find("{", name_start + len(name)) if name_start >= 0 else -1
-    end = relaxed_end(text, brace, quote) if brace >= 0 else -1
-    if end < 0:
-        return None
-    try:
-        if relaxed_to_json(text[brace:end], quote) != args:
-            return None
-    except ArgumentsError:
-        return None
-    return _Located(name_start, end, "args", name_start + len(name), brace)
-
-
-def _locate(
-    text: str, start: int, name: str, args: dict[str, Any], tagged: _Tagged | None, quote: str = ""
-) -> _Located | None:
-    if quote:
-        return _locate_relaxed(text, start, name, args, quote)
-    return _locate_json(text, start, name, args) or _locate_tagged(text, start, name, args, tagged)
 
 
 def _split_slots(literal: str, out: list[str]) -> None:
@@ -295,16 +157,16 @@ def _derive(
     o1: str, o2: str | None, out_c: str, as_string: bool, content: ContentStructure
 ) -> ToolCallStructure | None:
     s1 = _clean(o1, out_c, content)
-    loc1 = _locate_json(s1, 0, NAME_A, ARGS_A)
+    loc1 = locate_json(s1, 0, NAME_A, ARGS_A)
     tagged, quote = None, ""
     if loc1 is None:
         name_at = s1.find(NAME_A)
-        quote = _relaxed_quote(s1, name_at + len(NAME_A)) if name_at >= 0 else ""
+        quote = relaxed_quote(s1, name_at + len(NAME_A)) if name_at >= 0 else ""
         if quote:
-            loc1 = _locate_relaxed(s1, 0, NAME_A, ARGS_A, quote)
+            loc1 = locate_relaxed(s1, 0, NAME_A, ARGS_A, quote)
         else:
-            tagged = _tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
-            loc1 = _locate_tagged(s1, 0, NAME_A, ARGS_A, tagged) if tagged else None
+            tagged = tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
+            loc1 = locate_tagged(s1, 0, NAME_A, ARGS_A, tagged) if tagged else None
         if loc1 is None:
             return None
     before, after = s1[: loc1.start], s1[loc1.end :]
@@ -312,8 +174,8 @@ def _derive(
     b2: str | None = None
     s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
     if s2 is not None:
-        c1 = _locate(s2, 0, NAME_A, ARGS_A, tagged, quote)
-        c2 = _locate(s2, c1.end, NAME_B, ARGS_B, tagged, quote) if c1 else None
+        c1 = locate(s2, 0, NAME_A, ARGS_A, tagged, quote)
+        c2 = locate(s2, c1.end, NAME_B, ARGS_B, tagged, quote) if c1 else None
         if c1 is not None and c2 is not None and c1.kind == c2.kind == loc1.kind:
             middle = s2[c1.end : c2.start]
             split = align_split(before, len(before) - len(common_suffix(before, middle)))
@@ -391,7 +253,7 @@ def _recipient(structure: ToolCallStructure, delimiter: str, out_c: str) -> Tool
     )
 
 
-def _classify(structure: ToolCallStructure, loc: _Located) -> FunctionFormat:
+def _classify(structure: ToolCallStructure, loc: Located) -> FunctionFormat:
     opener = structure.tool_section_start + "".join(
         p
         for p in structure.call_pattern[

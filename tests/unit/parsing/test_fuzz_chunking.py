@@ -44,6 +44,15 @@ def _vocabulary(name: str) -> list[str]:
     return words
 
 
+CONFIGS: list[dict[str, object]] = [
+    {},
+    {"reasoning_format": "none"},
+    {"enable_thinking": True},
+    {"enable_thinking": False},
+    {"reasoning_format": "none", "enable_thinking": True},
+]
+
+
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_random_outputs_parse_the_same_in_any_chunking(name: str) -> None:
     analysis = analyze(read_template(name))
@@ -51,9 +60,10 @@ def test_random_outputs_parse_the_same_in_any_chunking(name: str) -> None:
     rng = random.Random(name)
     for trial in range(int(os.environ.get("FUZZ_TRIALS", "40"))):
         text = "".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+        options = rng.choice(CONFIGS)
         results = []
         for pieces in ([text], list(text), random_pieces(text, trial)):
-            parser = make_output_parser(analysis, tools=TOOLS, id_prefix="c")
+            parser = make_output_parser(analysis, tools=TOOLS, id_prefix="c", **options)  # type: ignore[arg-type]
             events = feed_all(parser, pieces)
             results.append((parser.message(), joined(events)))
         assert results[0] == results[1] == results[2], text

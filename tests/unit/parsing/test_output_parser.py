@@ -204,3 +204,10 @@ def test_kimi_ids_are_the_written_functions_name_index() -> None:
     call = KIMI_CALL.format(i=3, args='{"location": "Oslo"}')
     feed_all(parser, ["<|tool_calls_section_begin|>" + call + "<|tool_calls_section_end|>"])
     assert parser.message().tool_calls[0].id == "functions.get_weather:3"
+
+
+def test_reasoning_format_none_reopens_a_forced_block() -> None:
+    parser = _parser(QWEN3, reasoning_format="none", generation_prompt="<|im_start|>assistant\n<think>\n")
+    feed_all(parser, list("\nWhy.\n</think>\n\nBecause."))
+    assert parser.message().content == "<think>\nWhy.\n</think>\n\nBecause."
+    assert parser.message().reasoning_content is None
