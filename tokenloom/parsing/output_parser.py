@@ -99,6 +99,7 @@ class AutoOutputParser:
             self._pending, self._virtual = self._recipient, True
         self._section = ""  # a tool-call section being collected
         self._scan = 0
+        self._depth = (0, False, False)  # JSON bracket depth, inside a string, after a backslash
         self._ws = ""  # trailing whitespace held until more text of the same channel follows
         self._fresh = True  # at the start of a channel: leading whitespace is dropped
         self._content_started = False
@@ -186,7 +187,7 @@ class AutoOutputParser:
             self._ws = ""
             self._trigger = marker
             self._mode = _Mode.SECTION
-            self._section, self._scan = marker + self._pending, 0
+            self._section, self._scan, self._depth = marker + self._pending, 0, (0, False, False)
             self._pending = ""
         elif marker == self._r_start and not self._content_started and not self._reasoning_seen:
             self._reasoning_seen = True
@@ -223,14 +224,35 @@ class AutoOutputParser:
     # -- tool-call sections -----------------------------------------------------------------------------
 
     def _maybe_complete(self, start: int) -> bool:
+        closed = False
         for terminator in self._terminators:
             if not terminator:
-                new = self._section[start:]
-                if "}" in new or "]" in new:
-                    return True
+                closed = self._json_closes(start) or closed
             elif self._section.find(terminator, max(0, start - len(terminator) + 1)) >= 0:
-                return True
-        return False
+                closed = True
+        return closed
+
+    def _json_closes(self, start: int) -> bool:
+        """Track bracket depth over new text only; True when a JSON value may have just closed."""
+        closes = False
+        depth, in_string, escaped = self._depth
+        for ch in self._section[start:]:
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth = max(depth - 1, 0)
+                closes = closes or depth == 0
+        self._depth = (depth, in_string, escaped)
+        return closes
 
     def _advance_section(self, out: list[Event], final: bool) -> bool:
         """Emit the calls completed so far; True when the parser left the section state."""
