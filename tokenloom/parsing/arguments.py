@@ -106,11 +106,17 @@ def _trim(value: str, lead: str, trail: str) -> str:
 
 def parse_tagged(text: str, structure: ToolCallStructure, schema: dict[str, Any] | None) -> dict[str, Any]:
     """Parse a whole tagged arguments body into a dict, or raise ArgumentsError."""
+    return dict(_tagged_pairs(text, structure, schema))
+
+
+def _tagged_pairs(
+    text: str, structure: ToolCallStructure, schema: dict[str, Any] | None
+) -> list[tuple[str, Any]]:
     prefix, suffix = structure.arg_prefix.strip(), structure.arg_suffix.strip()
     tail, close = structure.arg_suffix_tail.strip(), structure.arg_close.strip()
     if not suffix and tail:
         suffix, tail = tail, ""
-    result: dict[str, Any] = {}
+    result: list[tuple[str, Any]] = []
     pos = _skip_ws(text, 0)
     while pos < len(text):
         if not text.startswith(prefix, pos):
@@ -128,15 +134,16 @@ def parse_tagged(text: str, structure: ToolCallStructure, schema: dict[str, Any]
             if tail_at < 0:
                 raise ArgumentsError(f"argument attributes not closed by {tail!r}")
             pos = tail_at + len(tail)
-        value_end = text.find(close, pos)
+        key_close = close.replace("{key}", key)
+        value_end = text.find(key_close, pos)
         if value_end < 0:
-            raise ArgumentsError(f"argument {key!r} not closed by {close!r}")
+            raise ArgumentsError(f"argument {key!r} not closed by {key_close!r}")
         lead = structure.arg_suffix_tail or structure.arg_suffix
         raw = _trim(text[pos:value_end], lead, structure.arg_close)
         if raw.startswith("<![CDATA[") and raw.endswith("]]>"):
             raw = raw[len("<![CDATA[") : -len("]]>")]
-        result[key] = convert_value(raw, schema_types(schema, key))
-        pos = _skip_ws(text, value_end + len(close))
+        result.append((key, convert_value(raw, schema_types(schema, key))))
+        pos = _skip_ws(text, value_end + len(key_close))
         separator = structure.arg_separator.strip()
         if separator and text.startswith(separator, pos):
             pos = _skip_ws(text, pos + len(separator))

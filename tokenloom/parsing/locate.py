@@ -14,6 +14,7 @@ from tokenloom.parsing.probes import ARGS_A
 
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 ID_MARK = "\x01"  # stands in for a call id while markers are derived
+KEY = "{key}"  # in `arg_close`: the argument's name, when the closing tag repeats it
 _DECODER = json.JSONDecoder(strict=False)
 
 
@@ -95,7 +96,7 @@ def locate_tagged(
             return None
         first_key = k if first_key < 0 else first_key
         pos = v + len(str(value))
-    close = tagged.close if tagged else ""
+    close = tagged.close.replace(KEY, str(list(args)[-1])) if tagged else ""
     prefix = tagged.prefix if tagged else ""
     return Located(name_start, pos + len(close), "tagged", name_end, first_key - len(prefix))
 
@@ -108,11 +109,14 @@ def tagged_markers(text: str, loc_name_end: int) -> Tagged | None:
     v2s = text.find(v2, k2s + len(k2))
     if min(k1s, v1s, k2s, v2s) < 0:
         return None
-    prefix = token_aligned_suffix(common_suffix(text[loc_name_end:k1s], text[v1s + len(v1) : k2s]))
+    between, after = text[v1s + len(v1) : k2s], text[v2s + len(v2) :]
+    if k1 in between and k2 in after:  # the closing tag names the key: <key_one>v</key_one> (MiniMax-M3)
+        between, after = between.replace(k1, KEY, 1), after.replace(k2, KEY, 1)
+    prefix = token_aligned_suffix(common_suffix(text[loc_name_end:k1s], between))
     if not prefix.strip():
         return None
-    rest = text[v1s + len(v1) : k2s - len(prefix)]
-    close = common_prefix(rest, text[v2s + len(v2) :])
+    rest = between[: len(between) - len(prefix)]
+    close = common_prefix(rest, after)
     suffix1, suffix2 = text[k1s + len(k1) : v1s], text[k2s + len(k2) : v2s]
     suffix, tail = suffix1, ""
     if suffix1 != suffix2:

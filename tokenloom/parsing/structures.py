@@ -106,7 +106,7 @@ class ToolCallStructure:
     arg_prefix: str = ""  # e.g. "<parameter=", "<arg_key>", '<parameter name="'
     arg_suffix: str = ""  # between key and value, e.g. ">\n", "</arg_key>\n<arg_value>", '" string="'
     arg_suffix_tail: str = ""  # when a typed attribute varies: the fixed end after it, e.g. '">'
-    arg_close: str = ""  # e.g. "\n</parameter>", "</arg_value>"
+    arg_close: str = ""  # e.g. "\n</parameter>", "</arg_value>", "</{key}>" (the closing tag names the key)
     arg_separator: str = ""  # e.g. "\n", ""
     string_quote: str = ""  # RELAXED_OBJECT: the string delimiter, e.g. '<|"|>'
     recipient_delimiter: str = ""  # RECIPIENT_BASED: e.g. ">>>", ending the generation prompt too

@@ -92,11 +92,12 @@ def _tagged_args(structure: ToolCallStructure, params: dict[str, Any]) -> Node:
                 Text(stop=(structure.arg_suffix_tail,), max_length=16),
                 Literal(structure.arg_suffix_tail),
             ]
+        close = structure.arg_close.replace("{key}", key)
         if schema_types(params, key) == {"string"}:
-            items.append(Text(stop=(structure.arg_close,)))
+            items.append(Text(stop=(close,)))
         else:
             items.append(JsonValue.of(prop if isinstance(prop, dict) else {}))
-        items.append(Literal(structure.arg_close + structure.arg_separator))
+        items.append(Literal(close + structure.arg_separator))
         options.append(Sequence(tuple(items)))
     if not options:
         return Sequence(())

@@ -211,3 +211,14 @@ def test_reasoning_format_none_reopens_a_forced_block() -> None:
     feed_all(parser, list("\nWhy.\n</think>\n\nBecause."))
     assert parser.message().content == "<think>\nWhy.\n</think>\n\nBecause."
     assert parser.message().reasoning_content is None
+
+
+def test_minimax_m3_closing_tags_name_the_key() -> None:
+    parser = _parser("MiniMax-M3.jinja")
+    m = "]<]minimax[>["
+    text = (
+        f'{m}<tool_call>\n{m}<invoke name="get_weather">{m}<location>Oslo{m}</location>{m}<days>4{m}</days>'
+        f"{m}</invoke>\n{m}</tool_call>"
+    )
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {"location": "Oslo", "days": 4}
