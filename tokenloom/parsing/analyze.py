@@ -44,7 +44,7 @@ def analyze(template: str) -> TemplateAnalysis:
     tools = analyze_tools(template, content, notes)
     caps = TemplateCaps(
         supports_tools=tools.supports_tools,
-        supports_parallel_calls=tools.supports_tools and bool(tools.call_pattern),
+        supports_parallel_calls=tools.parallel_calls,
         supports_reasoning=content.reasoning_mode is not ReasoningMode.NONE,
     )
     return TemplateAnalysis(content, tools, caps, tuple(notes))

@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tokenloom.events import ParsedMessage
+from tokenloom.events import ParsedMessage, ParseError, ToolCall
 from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import is_forced_open
+from tokenloom.parsing.output_parser import is_forced_open, make_output_parser
 from tokenloom.parsing.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
 from tokenloom.parsing.structures import ContentStructure
 
@@ -139,8 +139,6 @@ def _expected(
         if found >= 0:
             calls.append((name, canonical(call["function"]["arguments"])))
             position = found + len(name)
-    from tokenloom.events import ToolCall
-
     return ParsedMessage(
         content=content,
         reasoning_content=reasoning,
@@ -201,8 +199,6 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
 
 def normalized(message: ParsedMessage) -> ParsedMessage:
     """Ids dropped and arguments canonical, so parsed and expected messages compare."""
-    from tokenloom.events import ToolCall
-
     return ParsedMessage(
         content=(message.content or "").strip() or None,
         reasoning_content=(message.reasoning_content or "").strip() or None,
@@ -214,9 +210,6 @@ def normalized(message: ParsedMessage) -> ParsedMessage:
 
 def check_case(case: Case, template: str) -> str | None:
     """None when the case parses back to its expected message, else why not."""
-    from tokenloom.events import ParseError
-    from tokenloom.parsing.output_parser import make_output_parser
-
     parser = make_output_parser(
         analyze(template), tools=case.tools, generation_prompt=case.generation_prompt, id_prefix="call_"
     )

@@ -90,6 +90,7 @@ class ToolCallStructure:
     """Phase 2: where tool calls go and how one call and its arguments are written."""
 
     supports_tools: bool = False
+    parallel_calls: bool = False  # the template renders two calls in one turn
     function_format: FunctionFormat = FunctionFormat.JSON_OBJECT
     tool_section_start: str = ""  # e.g. "<|tool_calls_section_begin|>", "[TOOL_CALLS][", "<tool_calls>"
     tool_section_end: str = ""  # e.g. "<|tool_calls_section_end|>", "]", ""

@@ -172,11 +172,13 @@ def _derive(
     before, after = s1[: loc1.start], s1[loc1.end :]
     call_start, section_start, call_end, separator, section_end = before, "", after, "", ""
     b2: str | None = None
+    parallel = False
     s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
     if s2 is not None:
         c1 = locate(s2, 0, NAME_A, ARGS_A, tagged, quote)
         c2 = locate(s2, c1.end, NAME_B, ARGS_B, tagged, quote) if c1 else None
-        if c1 is not None and c2 is not None and c1.kind == c2.kind == loc1.kind:
+        parallel = c1 is not None and c2 is not None and c1.kind == c2.kind == loc1.kind
+        if c1 is not None and c2 is not None and parallel:
             middle = s2[c1.end : c2.start]
             split = align_split(before, len(before) - len(common_suffix(before, middle)))
             call_start, section_start = before[split:], before[:split]
@@ -207,6 +209,7 @@ def _derive(
         stops, section_end = (section_end.strip(),), ""
     structure = ToolCallStructure(
         supports_tools=True,
+        parallel_calls=parallel,
         tool_section_start=section_start.lstrip() if section_start.strip() else "",
         tool_section_end=section_end.rstrip(),
         call_separator=separator,

@@ -143,9 +143,15 @@ def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> No
 
 
 def tool_call_grammar(
-    analysis: TemplateAnalysis, tools: list[dict[str, Any]] | None, *, parallel: bool = True
+    analysis: TemplateAnalysis, tools: list[dict[str, Any]] | None, *, parallel: bool | None = None
 ) -> ToolCallGrammar | None:
-    """Triggers and grammar of the tool-call section for these tools; None when calls can't be written."""
+    """Triggers and grammar of the tool-call section for these tools; None when calls can't be written.
+
+    `parallel`: several calls in one section (the request's parallel_tool_calls); None: what the template
+    can render.
+    """
+    if parallel is None:
+        parallel = analysis.caps.supports_parallel_calls
     structure = analysis.tools
     functions = _functions(tools or [])
     if analysis.caps.is_harmony or not structure.supports_tools or not functions or not structure.triggers:
