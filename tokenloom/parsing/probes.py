@@ -6,6 +6,7 @@ Renders through `tokenloom.chat.render` only; a template that cannot render a pr
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from tokenloom.chat.render import render
@@ -18,6 +19,7 @@ from tokenloom.parsing.markers import (
     token_aligned_suffix,
 )
 
+logger = logging.getLogger(__name__)
 USER_TEXT = "USER_PROBE_TEXT"
 CONTENT_TEXT = "CONTENT_PROBE_TEXT"
 THINK_TEXT = "THINK_PROBE_TEXT"
@@ -79,8 +81,11 @@ def try_render(template: str, messages: list[dict[str, Any]], **kwargs: Any) -> 
     """Render, or None when the template refuses the conversation."""
     try:
         return render(template, messages, **kwargs)
-    except (TemplateError, RecursionError, OverflowError, MemoryError):
+    except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+        logger.debug("probe render failed: %s", exc)
         return None
+    except RecursionError:
+        return None  # an untrusted template failing on a probe means it cannot express that conversation
 
 
 class Prober:

@@ -162,3 +162,12 @@ def test_gemma4_channel_reasoning_and_relaxed_arguments() -> None:
     assert analysis.tools.argument_format is ArgumentFormat.RELAXED_OBJECT
     assert analysis.tools.string_quote == '<|"|>'
     assert analysis.tools.stop_markers == ("<|tool_response>",)
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["{% if %}", "{{ 1 / 0 }}", "{{ raise_exception('no') }}", "{{ messages[5]['content'] }}", "", "text"],
+)
+def test_broken_templates_do_not_raise(template: str) -> None:
+    analysis = analyze(template)
+    assert not analysis.caps.supports_tools and not analysis.caps.supports_reasoning
