@@ -41,6 +41,12 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.add_argument("--cache-min-tokens", type=int, default=100)
     serve.add_argument("--no-prefix-reuse", action="store_true", help="never reuse a slot's KV cache")
     serve.add_argument("--chat-template-file", type=Path)
+    serve.add_argument(
+        "--chat-format",
+        choices=["auto", "jinja", "harmony"],
+        default="auto",
+        help="harmony: gpt-oss's format",
+    )
     serve.add_argument("--reasoning-format", choices=["auto", "none"], default="auto")
     serve.add_argument("--api-key", default=os.environ.get("TOKENLOOM_API_KEY"))
     serve.add_argument(
@@ -76,6 +82,7 @@ def run_serve(args: argparse.Namespace) -> int:
         api_key=args.api_key,
         cors_origins=tuple(args.cors_origin),
         reasoning_format=args.reasoning_format,
+        chat_format=args.chat_format,
     )
 
     def announce(state: ServerState) -> None:

@@ -321,17 +321,19 @@ class Engine:
         job = slot.job
         assert job is not None and slot.sampler is not None
         constraint = job.constraint
-        if constraint is not None:
-            mask = constraint.allowed()
+        mask = constraint.allowed() if constraint is not None else None
+        if mask is not None and not mask.any():
+            self._finish(slot, "error", error="the output constraint allows no further token")
+            return
+        if mask is not None or slot.sampler.is_plain_greedy:
+            logits = np.ctypeslib.as_array(llama.llama_get_logits_ith(self._ctx, row), shape=(self.n_vocab,))
             if mask is not None:
-                if not mask.any():
-                    self._finish(slot, "error", error="the output constraint allows no further token")
-                    return
-                logits = np.ctypeslib.as_array(
-                    llama.llama_get_logits_ith(self._ctx, row), shape=(self.n_vocab,)
-                )
                 np.copyto(logits, -np.inf, where=~mask)
-        token = int(llama.llama_sampler_sample(slot.sampler.handle, self._ctx, row))
+        if slot.sampler.is_plain_greedy:
+            # llama.cpp's sampler copies all candidates first (about 1 ms for 262k tokens); argmax suffices
+            token = int(logits.argmax())
+        else:
+            token = int(llama.llama_sampler_sample(slot.sampler.handle, self._ctx, row))
         if constraint is not None:
             constraint.advance(token)
         if self.tokenizer.is_eog(token) and not job.params.ignore_eos:

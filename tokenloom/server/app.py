@@ -79,7 +79,11 @@ def _load(state: ServerState) -> None:
     loaded = load_model(config.model_path, progress=True)
     engine = Engine(loaded, config.engine)
     state.chat_format = ChatFormat.for_model(
-        engine.tokenizer, loaded.chat_template, config.chat_template_file
+        engine.tokenizer,
+        loaded.chat_template,
+        config.chat_template_file,
+        architecture=loaded.architecture,
+        forced_kind=config.chat_format,
     )
     state.model_id = config.model_alias or (
         DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem

@@ -45,6 +45,7 @@ def sampling_params(request: SamplingFields, n_vocab: int, max_tokens: int | Non
         logit_bias=tuple(bias),
         max_tokens=max_tokens,
         stop=stop,
+        ignore_eos=request.ignore_eos,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import uuid
@@ -44,8 +45,7 @@ async def list_models(request: Request) -> dict[str, Any]:
 
 async def _submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, int]:
     engine, chat_format = state.ready()
-    text = await asyncio.to_thread(chat_format.render, body)
-    prompt = await asyncio.to_thread(chat_format.tokenize_prompt, text)
+    text, prompt = await asyncio.to_thread(chat_format.prompt, body)
     cache_len = 0
     if state.config.cache_mode != "none":
         prefix_text = await asyncio.to_thread(
@@ -59,6 +59,8 @@ async def _submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple
             if shared >= state.config.cache_min_tokens:
                 cache_len = shared
     params = sampling_params(body, engine.n_vocab, body.max_completion_tokens or body.max_tokens)
+    if chat_format.extra_stops():
+        params = dataclasses.replace(params, stop=params.stop + chat_format.extra_stops())
     handle = engine.submit(prompt, params, cache_prefix_len=cache_len)
     return handle, len(prompt)
 

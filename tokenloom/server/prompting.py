@@ -5,7 +5,6 @@ The server's one place that knows which template a model uses and which parser r
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass
@@ -13,50 +12,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tokenloom.chat.fallback import GEMMA_TURNS
-from tokenloom.chat.render import render
+from tokenloom.chat.render import render_chat
 from tokenloom.engine.vocab import Tokenizer
-from tokenloom.errors import InvalidRequest
 from tokenloom.events import OutputParser
+from tokenloom.harmony import STOP_STRINGS as HARMONY_STOPS
+from tokenloom.harmony import (
+    HarmonyOutputParser,
+    render_chat_request_segments,
+)
 from tokenloom.parsing.plain import PlainOutputParser
 from tokenloom.server.wire import ChatCompletionRequest, ChatMessage
 
 logger = logging.getLogger(__name__)
 
 CacheMode = Literal["none", "system", "first"]
-RESERVED_TEMPLATE_VARS = frozenset(
-    {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token", "documents", "functions"}
-)
-
-
-def message_to_template(message: ChatMessage) -> dict[str, Any]:
-    """OpenAI message -> the dict HF templates read (tool-call arguments as objects when they parse)."""
-    out: dict[str, Any] = {"role": message.role}
-    if isinstance(message.content, list):
-        out["content"] = [{"type": "text", "text": part.text} for part in message.content]
-    else:
-        out["content"] = message.content
-    if message.name is not None:
-        out["name"] = message.name
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    if message.reasoning_content is not None:
-        out["reasoning_content"] = message.reasoning_content
-    if message.tool_calls:
-        calls = []
-        for call in message.tool_calls:
-            try:
-                arguments: Any = json.loads(call.function.arguments)
-            except ValueError:
-                arguments = call.function.arguments
-            calls.append(
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.function.name, "arguments": arguments},
-                }
-            )
-        out["tool_calls"] = calls
-    return out
+ChatFormatKind = Literal["jinja", "harmony"]
 
 
 @dataclass(slots=True)
@@ -68,9 +38,18 @@ class ChatFormat:
     tokenizer: Tokenizer
     bos_token: str
     eos_token: str
+    kind: ChatFormatKind = "jinja"
 
     @classmethod
-    def for_model(cls, tokenizer: Tokenizer, gguf_template: str | None, override: Path | None) -> ChatFormat:
+    def for_model(
+        cls,
+        tokenizer: Tokenizer,
+        gguf_template: str | None,
+        override: Path | None,
+        *,
+        architecture: str = "",
+        forced_kind: str = "auto",
+    ) -> ChatFormat:
         if override is not None:
             template, source = override.read_text(encoding="utf-8"), "file"
         elif gguf_template:
@@ -83,22 +62,46 @@ class ChatFormat:
             template=template, template_source=source, tokenizer=tokenizer, bos_token=bos, eos_token=eos
         )
 
+    def prompt(self, request: ChatCompletionRequest) -> tuple[str, list[int]]:
+        """The prompt text and its tokens (harmony's special tokens are placed exactly, never parsed)."""
+        if self.kind == "harmony":
+            tokens: list[int] = []
+            parts: list[str] = []
+            for text, is_special in render_chat_request_segments(
+                [m.model_dump(exclude_none=True) for m in request.messages], **self._harmony_options(request)
+            ):
+                parts.append(text)
+                tokens.extend(self.tokenizer.tokenize(text, parse_special=is_special))
+            return "".join(parts), tokens
+        text = self.render(request)
+        return text, self.tokenize_prompt(text)
+
+    def _harmony_options(self, request: ChatCompletionRequest) -> dict[str, Any]:
+        tools = [t.model_dump(exclude_none=True) for t in request.tools] if request.tools else None
+        response_format = (
+            request.response_format.model_dump(exclude_none=True, by_alias=True)
+            if request.response_format
+            else None
+        )
+        return {
+            "tools": None if request.tool_choice == "none" else tools,
+            "reasoning_effort": request.reasoning_effort,
+            "response_format": response_format,
+        }
+
+    def extra_stops(self) -> tuple[str, ...]:
+        return HARMONY_STOPS if self.kind == "harmony" else ()
+
     def render(self, request: ChatCompletionRequest, *, add_generation_prompt: bool = True) -> str:
         kwargs = dict(request.chat_template_kwargs or {})
-        for name in kwargs:
-            if name in RESERVED_TEMPLATE_VARS:
-                raise InvalidRequest(
-                    f"chat_template_kwargs may not set the reserved variable {name!r}",
-                    param=f"chat_template_kwargs.{name}",
-                )
         if request.reasoning_effort is not None:
             kwargs.setdefault("reasoning_effort", request.reasoning_effort)
         tools = [tool.model_dump(exclude_none=True) for tool in request.tools] if request.tools else None
         if request.tool_choice == "none":
             tools = None
-        return render(
+        return render_chat(
             self.template,
-            [message_to_template(m) for m in request.messages],
+            [m.model_dump(exclude_none=True) for m in request.messages],
             tools=tools,
             add_generation_prompt=add_generation_prompt,
             bos_token=self.bos_token,
@@ -131,8 +134,11 @@ class ChatFormat:
             if mode == "system"
             else [ChatMessage(role="assistant", content="\u2063probe\u2063"), probe]
         )
-        probed = self.render(request.model_copy(update={"messages": [first, *tail]}))
+        probed, _ = self.prompt(request.model_copy(update={"messages": [first, *tail]}))
         return os.path.commonprefix([probed, full_text]) or None  # noqa: RUF071 - text, not paths
 
     def output_parser(self, request: ChatCompletionRequest) -> OutputParser:
+        if self.kind == "harmony":
+            tools = [t.model_dump(exclude_none=True) for t in request.tools] if request.tools else []
+            return HarmonyOutputParser(tools=tools)
         return PlainOutputParser()

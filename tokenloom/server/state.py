@@ -22,6 +22,7 @@ class ServerConfig:
     api_key: str | None = None
     cors_origins: tuple[str, ...] = ()
     reasoning_format: str = "auto"
+    chat_format: str = "auto"  # "auto" (from the template/architecture), "jinja" or "harmony"
 
 
 @dataclass(slots=True)

@@ -132,6 +132,7 @@ class SamplingFields(_Model):
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = None
+    ignore_eos: bool = False  # llama-server's extension: generate max_tokens whatever the model says
 
     @field_validator("stop")
     @classmethod
