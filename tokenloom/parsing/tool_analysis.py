@@ -201,6 +201,8 @@ def _derive(
         pattern.append(SLOT_NAME)
         _name_suffix(s1[loc1.name_end : loc1.args_start], b2, pattern)
         pattern.append(SLOT_ARGS)
+    if not section_end.strip():
+        call_end = call_end.rstrip()  # trailing whitespace belongs to what follows the call
     _split_slots(call_end, pattern)
     name_path, args_path, id_path = loc1.paths
     stops: tuple[str, ...] = ()
