@@ -12,7 +12,7 @@ from tokenloom.events import ParsedMessage, ParseError, ToolCall
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.output_parser import is_forced_open, make_output_parser
 from tokenloom.parsing.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
-from tokenloom.parsing.structures import ContentStructure
+from tokenloom.parsing.structures import ContentStructure, ToolCallStructure
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -105,7 +105,7 @@ def _assistants(has_tools: bool, has_reasoning: bool) -> list[tuple[str, dict[st
             one["reasoning_content"] = "The user wants the weather."
         cases.append(("one call", one))
         two = [_call(2, "get_weather", {"location": "Tokyo", "days": 1}), _call(3, "run_code", RUN)]
-        cases.append(("two parallel calls", {"role": "assistant", "content": "", "tool_calls": two}))
+        cases.append(("two parallel calls", {"role": "assistant", "content": None, "tool_calls": two}))
     return cases
 
 
@@ -146,6 +146,18 @@ def _expected(
     )
 
 
+def _as_template_wants(assistant: dict[str, Any], tools: ToolCallStructure) -> dict[str, Any]:
+    """The message as the template expects it: ids, string arguments, "" for a null it would print."""
+    rendered = assistant
+    if assistant.get("content", "") is None and tools.requires_nonnull_content:
+        rendered = dict(rendered, content="")  # the template would print "None"
+    if tools.call_id_template:
+        rendered = _with_ids(rendered, tools.call_id_template)
+    if tools.string_arguments and "tool_calls" in assistant:  # arguments concatenated as text
+        rendered = dict(rendered, tool_calls=[_as_string(c) for c in rendered.get("tool_calls", ())])
+    return rendered
+
+
 def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
     """Render the corpus messages this template supports; skip what it refuses to render."""
     analysis = analyze(template)
@@ -153,34 +165,28 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
     tools = TOOLS if caps.supports_tools else None
     render_tools = flat_tools(TOOLS) if tools and analysis.tools.flat_tools else tools
     user = {"role": "user", "content": "What is the weather in Paris?"}
-    kwargs = {"enable_thinking": True}
-    prompt = try_render(
-        template, [user], tools=render_tools, add_generation_prompt=True, template_kwargs=kwargs
-    )
-    plain = try_render(
-        template,
-        [user, {"role": "assistant", "content": CONTENT_TEXT}],
-        tools=render_tools,
-        add_generation_prompt=False,
-        template_kwargs=kwargs,
-    )
+
+    def render_turn(messages: list[dict[str, Any]], add_generation_prompt: bool = False) -> str | None:
+        kwargs = {"enable_thinking": True}
+        return try_render(
+            template,
+            messages,
+            tools=render_tools,
+            add_generation_prompt=add_generation_prompt,
+            template_kwargs=kwargs,
+        )
+
+    prompt = render_turn([user], add_generation_prompt=True)
+    plain = render_turn([user, {"role": "assistant", "content": CONTENT_TEXT}])
     if prompt is None or plain is None:
         return []
     content_output = cut_output(prompt, plain)
     cases: list[Case] = []
     for label, assistant in _assistants(caps.supports_tools, caps.supports_reasoning):
-        rendered = assistant
-        if analysis.tools.call_id_template:
-            rendered = _with_ids(rendered, analysis.tools.call_id_template)
-        if analysis.tools.string_arguments and "tool_calls" in assistant:  # arguments concatenated as text
-            rendered = dict(rendered, tool_calls=[_as_string(c) for c in rendered.get("tool_calls", ())])
-        full = try_render(
-            template,
-            [user, rendered],
-            tools=render_tools,
-            add_generation_prompt=False,
-            template_kwargs=kwargs,
-        )
+        rendered = _as_template_wants(assistant, analysis.tools)
+        full = render_turn([user, rendered])
+        if full is None and rendered.get("content", "") is None:  # some templates need a string
+            full = render_turn([user, dict(rendered, content="")])
         if full is None:
             continue
         emitted = cut_output(prompt, full)

@@ -6,6 +6,7 @@ in the rendered text and keeps what surrounds them as literal markers (seed 000'
 
 from __future__ import annotations
 
+from itertools import product
 from typing import Any
 
 from tokenloom.parsing.locate import (
@@ -81,14 +82,14 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
         prober = Prober(template, flat_tools(PROBE_TOOLS) if flat else PROBE_TOOLS)
         out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
         for as_string in (False, True):
-            for id_a, id_b in _ID_STYLES:
+            for (id_a, id_b), text in product(_ID_STYLES, ("", None)):  # some render calls only for null
                 one = [tool_call(id_a, NAME_A, ARGS_A, as_string)]
                 two = [*one, tool_call(id_b, NAME_B, ARGS_B, as_string)]
-                o1 = prober.output({"role": "assistant", "content": "", "tool_calls": one})
+                o1 = prober.output({"role": "assistant", "content": text, "tool_calls": one})
                 if o1 is None or NAME_A not in o1:
                     continue
                 rendered = True
-                o2 = prober.output({"role": "assistant", "content": "", "tool_calls": two})
+                o2 = prober.output({"role": "assistant", "content": text, "tool_calls": two})
                 structure = _derive(o1, o2, out_c, as_string, content)
                 if structure is None or not _self_check(structure, o1, o2, out_c, content):
                     continue
@@ -191,6 +192,9 @@ def _derive(
                 call_end = token_aligned_prefix(call_end)
             separator = inner[len(call_end) :]
             section_end = after[len(call_end) :]
+            tail2 = s2[c2.end :]
+            if not section_end.strip() and tail2.startswith(call_end) and tail2[len(call_end) :].strip():
+                section_end = tail2[len(call_end) :]  # one call rendered without the section's end
             if c2.kind != "call":
                 b2 = s2[c2.name_end : c2.args_start]
     pattern: list[str] = []

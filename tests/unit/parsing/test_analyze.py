@@ -171,3 +171,8 @@ def test_gemma4_channel_reasoning_and_relaxed_arguments() -> None:
 def test_broken_templates_do_not_raise(template: str) -> None:
     analysis = analyze(template)
     assert not analysis.caps.supports_tools and not analysis.caps.supports_reasoning
+
+
+def test_deepseek_v25_calls_render_only_for_null_content() -> None:
+    tools = analyze(read_template("deepseek-ai-DeepSeek-V2.5.jinja")).tools
+    assert tools.supports_tools and tools.tool_section_end == "<\uff5ctool\u2581calls\u2581end\uff5c>"
