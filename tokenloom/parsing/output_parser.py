@@ -25,9 +25,10 @@ from tokenloom.events import (
 from tokenloom.parsing.arguments import dump_arguments
 from tokenloom.parsing.markers import find_first, hold_back_len
 from tokenloom.parsing.section import Incomplete, RawCall, SectionError, SectionParser
-from tokenloom.parsing.structures import SLOTS, ContentStructure, ReasoningMode, TemplateAnalysis
+from tokenloom.parsing.structures import SLOT_ID, SLOTS, ContentStructure, ReasoningMode, TemplateAnalysis
 
 _Mode = Enum("_Mode", "REASONING CONTENT SECTION")
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 ReasoningFormat = Literal["auto", "none"]
 
 
@@ -89,6 +90,7 @@ class AutoOutputParser:
         self._terminators = self._find_terminators()
         self._emitted = 0  # calls of the current section already emitted
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
+        self._explicit_prefix = id_prefix is not None
         self._mode = _Mode.REASONING if forced else _Mode.CONTENT
         self._pending = ""  # text that may still become a marker
         self._recipient = structure.recipient_delimiter
@@ -305,13 +307,21 @@ class AutoOutputParser:
         self._mode = _Mode.CONTENT
         return True
 
+    def _new_id(self, call: RawCall, index: int) -> str:
+        """An id for a call the model wrote without one, in the shape the template prints back."""
+        s = self._structure
+        if s.call_id_template:
+            return s.call_id_template.format(
+                name=call.name, index=index if call.index is None else call.index
+            )
+        if self._explicit_prefix or not (s.id_path or SLOT_ID in s.call_pattern):
+            return f"{self._id_prefix}{index}"
+        return "".join(secrets.choice(_ALNUM) for _ in range(9))  # Mistral templates insist on 9 alnums
+
     def _emit_calls(self, calls: list[RawCall], out: list[Event]) -> None:
         for call in calls:
             index = len(self._calls)
-            call_id = call.call_id or f"{self._id_prefix}{index}"
-            if not call.call_id and self._structure.call_id_template:
-                written = index if call.index is None else call.index
-                call_id = self._structure.call_id_template.format(name=call.name, index=written)
+            call_id = call.call_id or self._new_id(call, index)
             arguments = dump_arguments(call.arguments)
             out += [ToolCallStart(index, call_id, call.name), ToolCallArgsDelta(index, arguments)]
             out.append(ToolCallEnd(index))

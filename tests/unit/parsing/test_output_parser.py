@@ -222,3 +222,15 @@ def test_minimax_m3_closing_tags_name_the_key() -> None:
     )
     feed_all(parser, list(text))
     assert json.loads(parser.message().tool_calls[0].arguments) == {"location": "Oslo", "days": 4}
+
+
+def test_generated_ids_fit_templates_that_check_them() -> None:
+    parser = make_output_parser(
+        analyze(read_template("mistralai-Mistral-Nemo-Instruct-2407.jinja")), tools=TOOLS
+    )
+    feed_all(parser, ['[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": "Bern"}}]'])
+    call_id = parser.message().tool_calls[0].id
+    assert len(call_id) == 9 and call_id.isalnum()
+    hermes = make_output_parser(analyze(read_template(HERMES)), tools=TOOLS)
+    feed_all(hermes, [CALL])
+    assert hermes.message().tool_calls[0].id.startswith("call_")
