@@ -190,11 +190,7 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
         if full is None:
             continue
         emitted = cut_output(prompt, full)
-        last = 0  # the first turn end after the last call's name ends the output
-        for call in assistant.get("tool_calls", ()):
-            found = emitted.find(call["function"]["name"], last)
-            last = found if found >= 0 else last
-        output = strip_turn_end(emitted, content_output, last)
+        output = strip_turn_end(emitted, content_output)  # the model stops at its first turn end
         for stop in analysis.tools.stop_markers:  # generation stops there: the text never holds it
             output = output[: -len(stop)] if output.endswith(stop) else output
         gp = full[: len(full) - len(emitted)]

@@ -19,8 +19,6 @@ from tokenloom.parsing.roundtrip import Case, normalized, round_trip_cases
 KNOWN_FAILURES = {
     "MiniMax-M3.jinja/two parallel calls": "nested object arguments are written as nested tags: unsupported",
     "muse-glimmer.jinja/reasoning+content": "harmony-like recipients (to=self, to=user): unsupported",
-    "NVIDIA-Nemotron-Nano-v2.jinja/one call": "template renders content and the call as two turns inside an "
-    "unclosed <think>: the rendered text is not something the model emits",
 }
 
 
