@@ -109,6 +109,20 @@ def parse_tagged(text: str, structure: ToolCallStructure, schema: dict[str, Any]
     return dict(_tagged_pairs(text, structure, schema))
 
 
+def _nested(raw: str, structure: ToolCallStructure, prop: Any, types: set[str]) -> Any:
+    """A value written as more tags (MiniMax-M3: <options><timeout>5</timeout></options>), else None."""
+    if "{key}" not in structure.arg_close or not raw.strip().startswith(structure.arg_prefix.strip()):
+        return None
+    if types and not types & {"object", "array"}:
+        return None
+    prop = prop if isinstance(prop, dict) else {}
+    pairs = _tagged_pairs(raw, structure, prop if "array" not in types else {"properties": {}})
+    if "array" in types or (not types and pairs and all(key == "item" for key, _ in pairs)):
+        item_types = schema_types({"properties": {"item": prop.get("items") or {}}}, "item")
+        return [convert_value(v, item_types) if isinstance(v, str) else v for _, v in pairs]
+    return dict(pairs)
+
+
 def _tagged_pairs(
     text: str, structure: ToolCallStructure, schema: dict[str, Any] | None
 ) -> list[tuple[str, Any]]:
@@ -142,7 +156,9 @@ def _tagged_pairs(
         raw = _trim(text[pos:value_end], lead, structure.arg_close)
         if raw.startswith("<![CDATA[") and raw.endswith("]]>"):
             raw = raw[len("<![CDATA[") : -len("]]>")]
-        result.append((key, convert_value(raw, schema_types(schema, key))))
+        types = schema_types(schema, key)
+        nested = _nested(raw, structure, ((schema or {}).get("properties") or {}).get(key), types)
+        result.append((key, convert_value(raw, types) if nested is None else nested))
         pos = _skip_ws(text, value_end + len(key_close))
         separator = structure.arg_separator.strip()
         if separator and text.startswith(separator, pos):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenloom.parsing.arguments import ArgumentsError, relaxed_end, relaxed_to_json
-from tokenloom.parsing.markers import common_prefix, common_suffix, token_aligned_suffix
+from tokenloom.parsing.markers import after_tag_remainder, common_prefix, common_suffix
 from tokenloom.parsing.probes import ARGS_A
 
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
@@ -112,7 +112,7 @@ def tagged_markers(text: str, loc_name_end: int) -> Tagged | None:
     between, after = text[v1s + len(v1) : k2s], text[v2s + len(v2) :]
     if k1 in between and k2 in after:  # the closing tag names the key: <key_one>v</key_one> (MiniMax-M3)
         between, after = between.replace(k1, KEY, 1), after.replace(k2, KEY, 1)
-    prefix = token_aligned_suffix(common_suffix(text[loc_name_end:k1s], between))
+    prefix = after_tag_remainder(common_suffix(text[loc_name_end:k1s], between))
     if not prefix.strip():
         return None
     rest = between[: len(between) - len(prefix)]

@@ -75,6 +75,14 @@ def token_aligned_suffix(suffix: str) -> str:
     return ""
 
 
+def after_tag_remainder(text: str) -> str:
+    """Drop the end of a tag that began before `text` (`">\n<parameter=` -> `\n<parameter=`)."""
+    close = text.find(">")
+    if close >= 0 and "<" not in text[:close]:
+        return text[close + 1 :]
+    return token_aligned_suffix(text)
+
+
 def token_aligned_prefix(prefix: str) -> str:
     """Shrink a common prefix so it ends after ">", "]" or whitespace (never inside a tag)."""
     for i in range(len(prefix), 0, -1):

@@ -234,3 +234,18 @@ def test_generated_ids_fit_templates_that_check_them() -> None:
     hermes = make_output_parser(analyze(read_template(HERMES)), tools=TOOLS)
     feed_all(hermes, [CALL])
     assert hermes.message().tool_calls[0].id.startswith("call_")
+
+
+def test_minimax_m3_nested_arguments_are_tags_too() -> None:
+    parser = _parser("MiniMax-M3.jinja")
+    m = "]<]minimax[>["
+    text = (
+        f'{m}<tool_call>\n{m}<invoke name="run_code">{m}<code>x = 1{m}</code>{m}<options>'
+        f"{m}<timeout>5{m}</timeout>{m}<flags>{m}<item>-v{m}</item>{m}</flags>{m}</options>"
+        f"{m}</invoke>\n{m}</tool_call>"
+    )
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {
+        "code": "x = 1",
+        "options": {"timeout": 5, "flags": ["-v"]},
+    }

@@ -17,7 +17,6 @@ from tokenloom.parsing.roundtrip import Case, normalized, round_trip_cases
 
 # Known failures, with their causes (also listed in docs/templates.md by `template analyze --all`).
 KNOWN_FAILURES = {
-    "MiniMax-M3.jinja/two parallel calls": "nested object arguments are written as nested tags: unsupported",
     "muse-glimmer.jinja/reasoning+content": "harmony-like recipients (to=self, to=user): unsupported",
 }
 
