@@ -85,7 +85,10 @@ class AutoOutputParser:
         self._triggers = structure.triggers if self._schemas is not None else ()
         self._r_start = content.reasoning_start if extract else ""
         self._r_end = content.reasoning_end if extract else ""
-        self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m and extract)
+        keep_markup = reasoning_format == "none"
+        self._wrappers = tuple(
+            m for m in (content.content_start, content.content_end) if m and not keep_markup
+        )
         self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
         self._terminators = self._find_terminators()
         self._emitted = 0  # calls of the current section already emitted

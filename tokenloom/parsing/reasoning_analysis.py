@@ -57,6 +57,30 @@ def _channel_pair(text: str) -> tuple[str, str] | None:
     return None
 
 
+def _opening(before: str) -> str:
+    """The reasoning opener from the text before the reasoning: its last tag, with a recipient word that
+    is glued to it (muse's "to=self<|message|>")."""
+    tags = list(TAG_RE.finditer(before))
+    if not tags or tags[-1].end() != len(before):
+        return _last_tag(before)
+    word = before[: tags[-1].start()].split()[-1:] if before[: tags[-1].start()].strip() else []
+    glued = word and before[: tags[-1].start()].endswith(word[0]) and not TAG_RE.search(word[0])
+    return before[len(before) - len(word[0]) - len(tags[-1].group()) :] if glued else tags[-1].group()
+
+
+def _content_header(pre: str, start: str, end: str) -> str:
+    """Constant text before every answer that ends in a tag (Solar's "<|content|>"), once an empty
+    reasoning block is removed; "" when there is none."""
+    text = pre.strip()
+    if end:
+        if start and text.startswith(start) and text[len(start) :].lstrip().startswith(end):
+            text = text[len(start) :].lstrip()
+        if text.startswith(end):
+            text = text[len(end) :].strip()
+    tags = list(TAG_RE.finditer(text))
+    return text if text and tags and tags[-1].end() == len(text) else ""
+
+
 def _last_tag(text: str) -> str:
     tags = TAG_RE.findall(text)
     return tags[-1] if tags else ""
@@ -88,7 +112,7 @@ def analyze_content(prober: Prober) -> ContentStructure:
                 end = end[: -len(content_pre)].strip()
             elif len(tags := TAG_RE.findall(end)) > 1 and "".join(tags) == end:
                 end = tags[0]
-            start = _last_tag(before) if before.strip() else ""
+            start = _opening(before.strip())
             if not start:
                 tail = _last_tag((gp_on or gp or "").rstrip()[-40:])
                 start = tail if tail and closer_of(tail) == end else opener_of(end)
@@ -152,6 +176,8 @@ def _finish(
         if tag not in (start, end) and closer_of(tag) and closer_of(tag) in post_c:
             content_start, content_end, content_mode = tag, closer_of(tag), ContentMode.ALWAYS_WRAPPED
             break
+    if content_mode is ContentMode.PLAIN and (header := _content_header(pre_c, start, end)):
+        content_start, content_mode = header, ContentMode.ALWAYS_WRAPPED
     if content_mode is ContentMode.PLAIN and out_r and CONTENT_TEXT in out_r:
         post_r = out_r[out_r.find(CONTENT_TEXT) + len(CONTENT_TEXT) :]
         for tag in TAG_RE.findall(between.replace(end, "", 1) if end else between):

@@ -95,6 +95,8 @@ def _assistants(has_tools: bool, has_reasoning: bool) -> list[tuple[str, dict[st
                 },
             )
         )
+    if has_tools and not has_reasoning:
+        cases.append(("content", {"role": "assistant", "content": "The answer is 42."}))
     if has_tools:
         one = {
             "role": "assistant",

@@ -176,3 +176,10 @@ def test_broken_templates_do_not_raise(template: str) -> None:
 def test_deepseek_v25_calls_render_only_for_null_content() -> None:
     tools = analyze(read_template("deepseek-ai-DeepSeek-V2.5.jinja")).tools
     assert tools.supports_tools and tools.tool_section_end == "<\uff5ctool\u2581calls\u2581end\uff5c>"
+
+
+def test_constant_content_headers_and_recipient_openers() -> None:
+    solar = analyze(read_template("upstage-Solar-Open-100B.jinja")).content
+    assert solar.content_start == "<|content|>"
+    muse = analyze(read_template("muse-glimmer.jinja")).content
+    assert (muse.reasoning_start, muse.content_start) == ("to=self<|message|>", "to=user<|message|>")

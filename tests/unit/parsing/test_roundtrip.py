@@ -16,9 +16,7 @@ from tokenloom.parsing.output_parser import make_output_parser
 from tokenloom.parsing.roundtrip import Case, normalized, round_trip_cases
 
 # Known failures, with their causes (also listed in docs/templates.md by `template analyze --all`).
-KNOWN_FAILURES = {
-    "muse-glimmer.jinja/reasoning+content": "harmony-like recipients (to=self, to=user): unsupported",
-}
+KNOWN_FAILURES: dict[str, str] = {}  # "template/label": cause, for cases expected to fail
 
 
 def _cases() -> list[Case]:
