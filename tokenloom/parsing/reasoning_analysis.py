@@ -15,6 +15,11 @@ _REASONING_WORDS = ("think", "reason", "thought")
 _ROLE_WORDS = ("assistant", "user", "system", "im_start", "im_end", "turn", "role", "bot", "eos", "bos")
 
 
+def thinking_kwargs(on: bool) -> dict[str, bool]:
+    """Both names of the thinking switch (Qwen3 `enable_thinking`, DeepSeek V3.1 `thinking`)."""
+    return {"enable_thinking": on, "thinking": on}
+
+
 def closer_of(tag: str) -> str:
     """The closing marker that pairs with an opening marker (e.g. "<think>" -> "</think>")."""
     if tag.startswith("<|START_") and tag.endswith("|>"):
@@ -93,12 +98,12 @@ def _ends_with_open(prompt: str | None, start: str) -> bool:
 def analyze_content(prober: Prober) -> ContentStructure:
     """Find reasoning markers (four methods), the reasoning mode and content wrappers."""
     gp = prober.generation_prompt()
-    gp_on = prober.generation_prompt({"enable_thinking": True})
-    gp_off = prober.generation_prompt({"enable_thinking": False})
+    gp_on = prober.generation_prompt(thinking_kwargs(True))
+    gp_off = prober.generation_prompt(thinking_kwargs(False))
     out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
     out_r = prober.output(
         {"role": "assistant", "content": CONTENT_TEXT, "reasoning_content": THINK_TEXT},
-        {"enable_thinking": True},
+        thinking_kwargs(True),
     )
     start, end, method, between = "", "", "", ""
     # Method 1: reasoning_content present vs absent.

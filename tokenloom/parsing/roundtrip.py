@@ -12,6 +12,7 @@ from tokenloom.events import ParsedMessage, ParseError, ToolCall
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.output_parser import is_forced_open, make_output_parser
 from tokenloom.parsing.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
+from tokenloom.parsing.reasoning_analysis import thinking_kwargs
 from tokenloom.parsing.structures import ContentStructure, ToolCallStructure
 
 TOOLS: list[dict[str, Any]] = [
@@ -169,7 +170,7 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
     user = {"role": "user", "content": "What is the weather in Paris?"}
 
     def render_turn(messages: list[dict[str, Any]], add_generation_prompt: bool = False) -> str | None:
-        kwargs = {"enable_thinking": True}
+        kwargs = thinking_kwargs(True)
         return try_render(
             template,
             messages,
