@@ -243,3 +243,62 @@ def relaxed_to_json(text: str, quote: str) -> Any:
         return json.loads("".join(out))
     except ValueError as exc:
         raise ArgumentsError(f"arguments are not a valid object: {exc}") from exc
+
+
+def pythonic_end(text: str, pos: int) -> int:
+    """Index after the parenthesised arguments starting at `pos` ("("), or -1 while they are open."""
+    depth, quote, i = 0, "", pos
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _escape_newlines_in_strings(text: str) -> str:
+    """Templates print multi-line strings raw inside quotes ('a\nb' with a real newline); make them legal."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        ch = text[i]
+        if quote and ch == "\\" and i + 1 < len(text):
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if quote and ch in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
+        else:
+            if ch in "'\"" and (not quote or ch == quote):
+                quote = "" if quote else ch
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def pythonic_arguments(text: str) -> dict[str, Any]:
+    """Read `(key='text', n=7, o={"a": [1], "b": True})` safely (literals only) as JSON-able arguments."""
+    try:
+        call = ast.parse("f" + _escape_newlines_in_strings(text), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise ArgumentsError(f"arguments are not a Python call: {exc}") from exc
+    if not isinstance(call, ast.Call) or call.args or any(k.arg is None for k in call.keywords):
+        raise ArgumentsError("arguments must be key=value pairs")
+    result: dict[str, Any] = {}
+    for keyword in call.keywords:
+        try:
+            value = ast.literal_eval(keyword.value)
+            result[str(keyword.arg)] = json.loads(json.dumps(value))
+        except (ValueError, TypeError, SyntaxError, RecursionError) as exc:
+            raise ArgumentsError(f"argument {keyword.arg!r} is not a literal: {exc}") from exc
+    return result

@@ -8,7 +8,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tokenloom.parsing.arguments import ArgumentsError, relaxed_end, relaxed_to_json
+from tokenloom.parsing.arguments import (
+    ArgumentsError,
+    pythonic_arguments,
+    pythonic_end,
+    relaxed_end,
+    relaxed_to_json,
+)
 from tokenloom.parsing.markers import after_tag_remainder, common_prefix, common_suffix
 from tokenloom.parsing.probes import ARGS_A
 
@@ -151,6 +157,23 @@ def locate_relaxed(text: str, start: int, name: str, args: dict[str, Any], quote
 def locate(
     text: str, start: int, name: str, args: dict[str, Any], tagged: Tagged | None, quote: str = ""
 ) -> Located | None:
+    if quote == "(":
+        return locate_pythonic(text, start, name, args)
     if quote:
         return locate_relaxed(text, start, name, args, quote)
     return locate_json(text, start, name, args) or locate_tagged(text, start, name, args, tagged)
+
+
+def locate_pythonic(text: str, start: int, name: str, args: dict[str, Any]) -> Located | None:
+    """`NAME(key='value', n=7)` (LFM2)."""
+    name_start = text.find(name + "(", start)
+    if name_start < 0:
+        return None
+    paren = name_start + len(name)
+    end = pythonic_end(text, paren)
+    try:
+        if end < 0 or pythonic_arguments(text[paren:end]) != args:
+            return None
+    except ArgumentsError:
+        return None
+    return Located(name_start, end, "args", paren, paren)

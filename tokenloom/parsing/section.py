@@ -10,7 +10,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tokenloom.parsing.arguments import ArgumentsError, parse_tagged, relaxed_end, relaxed_to_json
+from tokenloom.parsing.arguments import (
+    ArgumentsError,
+    parse_tagged,
+    pythonic_arguments,
+    pythonic_end,
+    relaxed_end,
+    relaxed_to_json,
+)
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
     SLOT_CALL,
@@ -149,6 +156,8 @@ class SectionParser:
         for j in range(index + 1, len(pattern)):
             token = pattern[j]
             if token == SLOT_ARGS:
+                if self.s.argument_format is ArgumentFormat.PYTHONIC:
+                    return ("(",)
                 if self.s.argument_format in (ArgumentFormat.JSON, ArgumentFormat.RELAXED_OBJECT):
                     return ("{", "\n")  # only blank literals between: the name ends where the JSON starts
                 return (self.s.arg_prefix.strip(), *self._stops_after(j))
@@ -195,6 +204,8 @@ class SectionParser:
                     args = self._json()
                 elif self.s.argument_format is ArgumentFormat.RELAXED_OBJECT:
                     args = self._relaxed()
+                elif self.s.argument_format is ArgumentFormat.PYTHONIC:
+                    args = self._pythonic()
                 else:
                     body = self._until(self._stops_after(i)) if self._stops_after(i) else self._rest()
                     try:
@@ -219,6 +230,21 @@ class SectionParser:
             raise self._need_more("the end of the arguments")
         try:
             value = relaxed_to_json(self.text[self.pos : end], self.s.string_quote)
+        except ArgumentsError as exc:
+            raise SectionError(str(exc)) from exc
+        self.pos = end
+        return value
+
+    def _pythonic(self) -> Any:
+        if self.pos >= len(self.text):
+            raise self._need_more("arguments")
+        if self.text[self.pos] != "(":
+            raise SectionError(f"expected '(' at {self.text[self.pos : self.pos + 30]!r}")
+        end = pythonic_end(self.text, self.pos)
+        if end < 0:
+            raise self._need_more("the end of the arguments")
+        try:
+            value = pythonic_arguments(self.text[self.pos : end])
         except ArgumentsError as exc:
             raise SectionError(str(exc)) from exc
         self.pos = end

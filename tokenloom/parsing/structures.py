@@ -49,6 +49,7 @@ class ArgumentFormat(StrEnum):
     TAGGED = "tagged"  # <parameter=key>value</parameter>, <parameter name="key">value</parameter>
     KEY_VALUE_TAGS = "key_value_tags"  # <arg_key>key</arg_key><arg_value>value</arg_value>
     RELAXED_OBJECT = "relaxed_object"  # {key:<|"|>text<|"|>,n:7}: bare keys, a custom string quote (Gemma 4)
+    PYTHONIC = "pythonic"  # NAME(key='text', n=7, o={"a": [1]}): Python call syntax (LFM2)
 
 
 # Slots inside `ToolCallStructure.call_pattern`; every other item of the pattern is literal text.

@@ -14,6 +14,7 @@ from tokenloom.parsing.locate import (
     Located,
     locate,
     locate_json,
+    locate_pythonic,
     locate_relaxed,
     locate_tagged,
     relaxed_quote,
@@ -165,6 +166,8 @@ def _derive(
         quote = relaxed_quote(s1, name_at + len(NAME_A)) if name_at >= 0 else ""
         if quote:
             loc1 = locate_relaxed(s1, 0, NAME_A, ARGS_A, quote)
+        elif (loc1 := locate_pythonic(s1, 0, NAME_A, ARGS_A)) is not None:
+            quote = "("  # Python call syntax; `_locate` finds the second call the same way
         else:
             tagged = tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
             loc1 = locate_tagged(s1, 0, NAME_A, ARGS_A, tagged) if tagged else None
@@ -226,7 +229,9 @@ def _derive(
         string_arguments=as_string,
         stop_markers=stops,
     )
-    if quote:
+    if quote == "(":
+        structure = _replace(structure, argument_format=ArgumentFormat.PYTHONIC)
+    elif quote:
         structure = _replace(structure, argument_format=ArgumentFormat.RELAXED_OBJECT, string_quote=quote)
     if tagged is not None:
         kv = tagged.prefix.rstrip().endswith(">") and tagged.suffix.lstrip().startswith("<")

@@ -117,6 +117,22 @@ def _relaxed_args(quote: str, params: dict[str, Any]) -> Node:
     return Sequence((Literal("{"), body, Literal("}")))
 
 
+def _pythonic_args(params: dict[str, Any]) -> Node:
+    """LFM2's `(key="text", n=7)`: JSON strings, numbers and containers are Python literals too."""
+    options: list[Node] = []
+    for key, prop in (params.get("properties") or {}).items():
+        if schema_types(params, key) == {"boolean"}:
+            value: Node = Choice((Literal("True"), Literal("False")))
+        elif schema_types(params, key) == {"string"}:  # the template prints 'text'; "text" is Python too
+            quoted = Sequence((Literal("'"), Text(stop=("'",)), Literal("'")))
+            value = Choice((quoted, JsonValue.of(prop if isinstance(prop, dict) else {})))
+        else:
+            value = JsonValue.of(prop if isinstance(prop, dict) else {})
+        options.append(Sequence((Literal(f"{key}="), value)))
+    body: Node = Repeat(Choice(tuple(options)), 0, len(options), Literal(", ")) if options else Sequence(())
+    return Sequence((Literal("("), body, Literal(")")))
+
+
 def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> Node:
     items: list[Node] = []
     pattern = structure.call_pattern
@@ -135,6 +151,8 @@ def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> No
                 items.append(JsonValue.of(params))
             elif structure.argument_format is ArgumentFormat.RELAXED_OBJECT:
                 items.append(_relaxed_args(structure.string_quote, params))
+            elif structure.argument_format is ArgumentFormat.PYTHONIC:
+                items.append(_pythonic_args(params))
             else:
                 items.append(_tagged_args(structure, params))
         else:

@@ -183,3 +183,9 @@ def test_constant_content_headers_and_recipient_openers() -> None:
     assert solar.content_start == "<|content|>"
     muse = analyze(read_template("muse-glimmer.jinja")).content
     assert (muse.reasoning_start, muse.content_start) == ("to=self<|message|>", "to=user<|message|>")
+
+
+def test_lfm2_pythonic() -> None:
+    tools = analyze(read_template("LFM2.5-8B-A1B.jinja")).tools
+    assert tools.argument_format is ArgumentFormat.PYTHONIC
+    assert tools.triggers == ("<|tool_call_start|>[",)

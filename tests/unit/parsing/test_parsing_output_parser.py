@@ -249,3 +249,18 @@ def test_minimax_m3_nested_arguments_are_tags_too() -> None:
         "code": "x = 1",
         "options": {"timeout": 5, "flags": ["-v"]},
     }
+
+
+def test_lfm2_pythonic_calls() -> None:
+    parser = _parser("LFM2.5-8B-A1B.jinja")
+    text = (
+        "<|tool_call_start|>[get_weather(location='Oslo', days=2), "
+        "run_code(code='print(1)\nprint(\"(\")', options={'flags': ['-v'], 'fast': True})]<|tool_call_end|>"
+    )
+    feed_all(parser, list(text))
+    calls = parser.message().tool_calls
+    assert json.loads(calls[0].arguments) == {"location": "Oslo", "days": 2}
+    assert json.loads(calls[1].arguments) == {
+        "code": 'print(1)\nprint("(")',
+        "options": {"flags": ["-v"], "fast": True},
+    }
