@@ -26,6 +26,11 @@ TEMPLATES = [
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
     "meetkai-functionary-medium-v3.2.jinja",
     "MiniMax-M2.jinja",
+    "MiniMax-M3.jinja",
+    "google-gemma-4-31B-it.jinja",
+    "LFM2.5-8B-A1B.jinja",
+    "upstage-Solar-Open-100B.jinja",
+    "muse-glimmer.jinja",
 ]
 
 
