@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from tokenloom.engine.engine import CACHE_TYPES, EngineConfig
 
@@ -60,9 +62,12 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from tokenloom.server.app import create_app
+    from tokenloom.server.prompting import CacheMode
     from tokenloom.server.state import ServerConfig, ServerState
 
-    cache_mode = "system" if args.system_prompt_cache else "first" if args.first_message_cache else "none"
+    cache_mode: CacheMode = (
+        "system" if args.system_prompt_cache else "first" if args.first_message_cache else "none"
+    )
     config = ServerConfig(
         model_path=args.model,
         model_alias=args.alias,
@@ -93,16 +98,22 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _template_commands() -> Any:
+    """The auto-parser's `template analyze|parse` commands, when that package provides them."""
+    try:
+        module = importlib.import_module("tokenloom.parsing.debugger")
+    except ImportError:
+        return None
+    return getattr(module, "register", None)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokenloom", description="A local LLM server on llama.cpp.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     add_serve(subparsers)
-    try:
-        from tokenloom.parsing import debugger
-    except ImportError:
-        debugger = None  # type: ignore[assignment]
-    if debugger is not None and hasattr(debugger, "register"):
-        debugger.register(subparsers)
+    register_template = _template_commands()
+    if register_template is not None:
+        register_template(subparsers)
     return parser
 
 

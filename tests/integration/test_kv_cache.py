@@ -73,3 +73,20 @@ def test_system_prompt_cache_in_sequence_zero(system_cache_server: ServerProcess
         c.chat.completions.create(model="", messages=[{"role": "user", "content": question}], max_tokens=2)
     _, _, cached = _chat(c, "Second question?")
     assert cached >= 200
+
+
+def test_system_prompt_cache_serves_requests_that_omit_the_system_prompt(
+    system_cache_server: ServerProcess,
+) -> None:
+    c = openai.OpenAI(base_url=system_cache_server.base_url, api_key="x", timeout=TIMEOUT, max_retries=0)
+    with_system = _chat(c, "Which color is the sky?")
+    r = c.chat.completions.create(
+        model="",
+        messages=[{"role": "user", "content": "Which color is the sky?"}],
+        max_tokens=16,
+        temperature=0,
+    )
+    assert (
+        r.usage is not None and r.usage.prompt_tokens == with_system[1]
+    )  # the cached system prompt was used
+    assert r.choices[0].message.content == with_system[0]

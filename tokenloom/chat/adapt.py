@@ -75,8 +75,9 @@ def _split_parallel_calls(msgs: list[Message]) -> list[Message]:
         while i < len(msgs) and msgs[i]["role"] == "tool":
             results.append(msgs[i])
             i += 1
+        later = {k: v for k, v in message.items() if k != "reasoning_content"} | {"content": ""}
         for k, call in enumerate(calls):
-            out.append({**message, "content": message["content"] if k == 0 else "", "tool_calls": [call]})
+            out.append({**(message if k == 0 else later), "tool_calls": [call]})
             matched = [r for r in results if call.get("id") and r.get("tool_call_id") == call.get("id")]
             if not matched and not any(r.get("tool_call_id") for r in results) and k < len(results):
                 matched = [results[k]]
@@ -160,7 +161,9 @@ def _shape(message: Message, caps: TemplateCaps) -> Message:
 
 
 def _string_arguments(call: Message) -> Message:
-    arguments = json.dumps(call["function"]["arguments"], ensure_ascii=False)
+    arguments = call["function"]["arguments"]
+    if not isinstance(arguments, str):  # a string here is one that was not JSON: keep it
+        arguments = json.dumps(arguments, ensure_ascii=False)
     return {**call, "function": {**call["function"], "arguments": arguments}}
 
 

@@ -1,12 +1,14 @@
 """The per-render budget (time, characters) and the checks that keep template operations inside it.
 
 Every check runs *before* the expensive operation, so a bomb fails without allocating. Sizes are
-lower bounds of the text a value becomes, so a check never refuses what would have fitted.
+lower bounds of the text a value becomes, so a check refuses only what could not have fitted; the
+one estimate, format strings that may repeat a value ('{0}{0}'), errs towards refusing.
 Knows nothing of Jinja or chat messages.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 import time
@@ -18,6 +20,7 @@ from typing import Any
 
 from tokenloom.errors import TemplateError
 
+MAX_ITEMS = 100_000  # items a single filter may visit in Python (Jinja's sandbox caps range() alike)
 MAX_INT_BITS = 4096  # no chat template needs bigger numbers; stops 10**(10**9) and repeated squaring
 _PAD_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
 _PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
@@ -61,6 +64,7 @@ def bounded(limits: RenderLimits) -> Iterator[None]:
 
 
 def max_chars() -> int:
+    """The size cap of the current render."""
     return _budget.get().max_chars
 
 
@@ -77,6 +81,12 @@ def check_size(size: int, what: str) -> None:
         raise TemplateError(f"chat template {what} would exceed the size cap ({size} > {cap} characters)")
 
 
+def check_items(count: int, what: str) -> None:
+    """Raise before a single Python-level pass over more than MAX_ITEMS items (it cannot be interrupted)."""
+    if count > MAX_ITEMS:
+        raise TemplateError(f"chat template {what} has too many items ({count} > {MAX_ITEMS})")
+
+
 def check_width(width: Any, what: str) -> None:
     """Padding, indentation and format widths count against the size cap."""
     if isinstance(width, int | float) and width > 0:
@@ -84,23 +94,40 @@ def check_width(width: Any, what: str) -> None:
 
 
 def text_size(value: Any, limit: int | None = None) -> int:
-    """A lower bound of `len(str(value))`, counted only until it passes `limit`."""
+    """A lower bound of `len(str(value))`, counted only until it passes `limit`.
+
+    A container referenced many times counts each time (str() repeats it) but is walked once; a
+    container inside itself counts as its brackets (str() prints `[...]`).
+    """
     limit = _budget.get().max_chars if limit is None else limit
-    total = 0
-    stack = [value]
-    while stack and total <= limit:
-        item = stack.pop()
-        if isinstance(item, str):
-            total += len(item)
-        elif isinstance(item, Mapping):
-            total += 2 + len(item)
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple | set | frozenset):
-            total += 2 + len(item)
-            stack.extend(item)
+    return _container_size(value, limit, {}, 0) if isinstance(value, _CONTAINERS) else _scalar_size(value)
+
+
+_CONTAINERS = (Mapping, list, tuple, set, frozenset)
+_MAX_DEPTH = 64
+
+
+def _scalar_size(value: Any) -> int:
+    return len(value) if isinstance(value, str) else 1
+
+
+def _container_size(item: Any, limit: int, memo: dict[int, int], depth: int) -> int:
+    key = id(item)
+    if key in memo:
+        return memo[key]
+    if depth >= _MAX_DEPTH:
+        return 2
+    memo[key] = 2  # while it is being counted, a reference to itself prints as "[...]"
+    total = 2 + len(item)
+    children = itertools.chain(item.keys(), item.values()) if isinstance(item, Mapping) else item
+    for child in children:
+        if total > limit:
+            break
+        if isinstance(child, _CONTAINERS):
+            total += _container_size(child, limit, memo, depth + 1)
         else:
-            total += 1
+            total += _scalar_size(child)
+    memo[key] = total
     return total
 
 

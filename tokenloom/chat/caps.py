@@ -44,6 +44,7 @@ class TemplateCaps:
     supports_late_system: bool = False  # a system message after the first turns renders
     supports_tools: bool = False
     requires_flat_tools: bool = False  # tools as {"name", "description", "parameters"}, no "function" wrapper
+    requires_tool_descriptions: bool = False  # every tool and parameter needs a "description" (Command R+)
     supports_tool_calls: bool = False
     supports_tool_responses: bool = False
     supports_parallel_tool_calls: bool = False
@@ -68,6 +69,32 @@ class TemplateCaps:
 def flatten_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """OpenAI tools without their {"type": "function", "function": ...} wrapper."""
     return [tool.get("function", tool) if tool.get("type") == "function" else tool for tool in tools]
+
+
+def describe_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tools whose function and parameters all have a "description" ("" where the request had none)."""
+    described = []
+    for tool in tools:
+        function = dict(tool.get("function", {}))
+        function.setdefault("description", "")
+        parameters = function.get("parameters")
+        if isinstance(parameters, dict) and isinstance(parameters.get("properties"), dict):
+            properties = {
+                key: {"description": "", **spec} if isinstance(spec, dict) else spec
+                for key, spec in parameters["properties"].items()
+            }
+            function["parameters"] = {**parameters, "properties": properties}
+        described.append({**tool, "function": function} if "function" in tool else tool)
+    return described
+
+
+def template_tools(tools: list[dict[str, Any]] | None, caps: TemplateCaps) -> list[dict[str, Any]] | None:
+    """The request's tools in the shape this template reads (None when it cannot list tools)."""
+    if not tools or not caps.supports_tools:
+        return None
+    if caps.requires_tool_descriptions:
+        tools = describe_tools(tools)
+    return flatten_tools(tools) if caps.requires_flat_tools else tools
 
 
 def _probe(template: str, messages: list[dict[str, Any]], **options: Any) -> str:
@@ -128,7 +155,7 @@ def _detect(template: str) -> TemplateCaps:
     typed_out = _probe(template, [typed_user])
     typed_system_out = _probe(template, [typed_system, typed_user]) if _SYSTEM in system_out else _SYSTEM
     tools_out = _probe(template, user, tools=tools, add_generation_prompt=True)
-    flat_out = "" if _TOOL in tools_out else _probe(template, user, tools=flatten_tools(tools))
+    flat, described = _tool_shape(template, tools) if _TOOL not in tools_out else (False, False)
     obj_out = _probe(template, _calls_turn([_call(_TOOL, {_ARG: _VALUE})]), tools=tools)
     str_out = _probe(template, _calls_turn([_call(_TOOL, f'{{"{_ARG}": "{_VALUE}"}}')]), tools=tools)
     two_calls = [_call(_TOOL, {_ARG: _VALUE}), _call(_TOOL2, {_ARG: _VALUE2}, "tlmcallib")]
@@ -156,8 +183,9 @@ def _detect(template: str) -> TemplateCaps:
         supports_user_turn=_USER in user_out,
         supports_system_role=_SYSTEM in system_out,
         supports_late_system=_SYSTEM in late_out and _LATE_SYSTEM in late_out,
-        supports_tools=_TOOL in tools_out or _TOOL in flat_out,
-        requires_flat_tools=_TOOL in flat_out,
+        supports_tools=_TOOL in tools_out or flat or described,
+        requires_flat_tools=flat,
+        requires_tool_descriptions=described,
         supports_tool_calls=_VALUE in obj_out or _VALUE in str_out,
         supports_tool_responses=_RESULT in response_out,
         supports_parallel_tool_calls=_VALUE in parallel_out and _VALUE2 in parallel_out,
@@ -173,6 +201,16 @@ def _detect(template: str) -> TemplateCaps:
         reasoning_field=field,
         thinking_variable=thinking,
     )
+
+
+def _tool_shape(template: str, tools: list[dict[str, Any]]) -> tuple[bool, bool]:
+    """(flat, described): the first other tool shape the template lists, when the OpenAI shape fails."""
+    user = [{"role": "user", "content": _USER}]
+    for flat, described in ((False, True), (True, False), (True, True)):
+        shaped = describe_tools(tools) if described else tools
+        if _TOOL in _probe(template, user, tools=flatten_tools(shaped) if flat else shaped):
+            return flat, described
+    return False, False
 
 
 def _reasoning_field(template: str) -> str | None:

@@ -8,16 +8,18 @@ templates. Errors name the field, e.g. InvalidRequest(param="messages[2].tool_ca
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from tokenloom.errors import InvalidRequest
 
+logger = logging.getLogger(__name__)
 Message = dict[str, Any]
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
 
 def normalize_messages(messages: list[Message]) -> list[Message]:
-    """Validated copies: developer -> system, text parts checked, tool-call arguments as objects."""
+    """Validated copies: developer -> system, text parts checked, JSON tool-call arguments as objects."""
     if not isinstance(messages, list) or not messages:
         raise InvalidRequest("messages must be a non-empty list", param="messages")
     return _link_tool_results([_normalize(message, f"messages[{i}]") for i, message in enumerate(messages)])
@@ -73,9 +75,9 @@ def _normalize_call(call: Any, where: str) -> Message:
     elif isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            param = f"{where}.function.arguments"
-            raise InvalidRequest(f"{param} is not valid JSON: {exc}", param=param) from exc
+        except json.JSONDecodeError:
+            # OpenAI accepts any string here (e.g. a truncated call replayed); keep it as it came.
+            logger.debug("%s.function.arguments is not JSON; kept as a string", where)
     out = {"type": "function", "function": {"name": function["name"], "arguments": arguments}}
     if call.get("id") is not None:
         out["id"] = str(call["id"])

@@ -10,7 +10,7 @@ from typing import Any
 
 from tokenloom.chat.adapt import adapt_messages
 from tokenloom.chat.bounds import RenderLimits
-from tokenloom.chat.caps import TemplateCaps, detect_caps, flatten_tools
+from tokenloom.chat.caps import detect_caps, template_tools
 from tokenloom.chat.template import RESERVED_VARIABLES, check_template_kwargs, render
 from tokenloom.errors import TemplateError
 
@@ -49,7 +49,7 @@ def render_chat(
         return render(
             template,
             adapted,
-            tools=_template_tools(tools, caps),
+            tools=template_tools(tools, caps),
             add_generation_prompt=add_generation_prompt,
             bos_token=bos_token,
             eos_token=eos_token,
@@ -62,10 +62,3 @@ def render_chat(
             raise
         # The template renders ordinary conversations, so this request's shape or size broke it.
         raise TemplateError(f"{exc.message} (for this conversation)", param="messages", status=400) from exc
-
-
-def _template_tools(tools: list[dict[str, Any]] | None, caps: TemplateCaps) -> list[dict[str, Any]] | None:
-    """The tools in the shape the template reads (None when it cannot list them: see adapt.py)."""
-    if not tools or not caps.supports_tools:
-        return None
-    return flatten_tools(tools) if caps.requires_flat_tools else tools

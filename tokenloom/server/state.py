@@ -9,6 +9,7 @@ from tokenloom.engine.engine import Engine, EngineConfig
 from tokenloom.errors import ModelNotFound, TokenloomError
 from tokenloom.server.metrics import Metrics
 from tokenloom.server.prompting import CacheMode, ChatFormat
+from tokenloom.server.wire import ChatMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,7 @@ class ServerState:
     chat_format: ChatFormat | None = None
     model_id: str = ""
     load_error: str | None = None
+    cached_system_message: ChatMessage | None = None  # --system-prompt-cache: the one in sequence 0
 
     @property
     def is_ready(self) -> bool:

@@ -67,6 +67,7 @@ def test_parallel_calls_are_split_with_their_results() -> None:
         supports_tool_calls=True, supports_tool_responses=True, supports_object_arguments=True
     )
     messages = parallel_calls(("call_1", "call_2"))
+    messages[1]["reasoning_content"] = "both"
     messages[2:] = messages[:1:-1]  # results in the other order: matched by id
     out = adapt_messages(messages, caps)
     assert [(m["role"], m.get("tool_call_id")) for m in out] == [
@@ -76,6 +77,7 @@ def test_parallel_calls_are_split_with_their_results() -> None:
         ("assistant", None),
         ("tool", "call_2"),
     ]
+    assert [m.get("reasoning_content") for m in out if m["role"] == "assistant"] == ["both", None]
     assert [m["tool_calls"][0]["function"]["name"] for m in out if m["role"] == "assistant"] == [
         "get_weather",
         "get_time",
@@ -147,3 +149,9 @@ def test_late_system_messages_fold_into_the_next_user_turn() -> None:
         adapt_messages(messages, TemplateCaps(supports_system_role=True, supports_late_system=True))
         == messages
     )
+
+
+def test_non_json_arguments_are_not_encoded_twice() -> None:
+    caps = TemplateCaps(supports_tool_calls=True, supports_string_arguments=True)
+    out = adapt_messages(tool_call(arguments='{"city": '), caps)
+    assert out[1]["tool_calls"][0]["function"]["arguments"] == '{"city": '

@@ -79,6 +79,11 @@ EXPECTED: dict[str, dict[str, object]] = {
         "supports_string_arguments": True,
     },
     "unsloth-Apriel-1.5.jinja": {"supports_object_arguments": True},
+    # Command R+ prints `'): ' + param_fields.description` for every parameter: descriptions are required.
+    "CohereForAI-c4ai-command-r-plus-tool_use.jinja": {
+        "supports_tools": True,
+        "requires_tool_descriptions": True,
+    },
     # A chat-only variant: no tools at all.
     "NousResearch-Hermes-2-Pro-Llama-3-8B-default.jinja": {"supports_tools": False},
     # firefunction reads `functions`, filled from the request's tools.

@@ -87,3 +87,10 @@ def test_a_broken_template_is_a_500() -> None:
     with pytest.raises(TemplateError) as info:
         render_chat("{{ messages[0].content.nope() }}", USER)
     assert info.value.status == 500
+
+
+def test_tools_are_shaped_for_the_template() -> None:
+    command_r = render_chat(load("CohereForAI-c4ai-command-r-plus-tool_use.jinja"), USER, tools=TOOLS)
+    assert "def get_weather(city: str)" in command_r
+    apertus = render_chat(load("Apertus-8B-Instruct.2025-10.jinja"), USER, tools=TOOLS)
+    assert "type get_weather = " in apertus

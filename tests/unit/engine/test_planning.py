@@ -35,7 +35,7 @@ def test_own_cache_is_kept_and_the_last_prompt_token_is_always_decoded() -> None
 
 def test_copy_from_another_sequence_when_it_saves_enough() -> None:
     prompt = list(range(100))
-    slot, other = _slot(0, [1, 2, 3]), _slot(1, list(range(80)) + [7, 7])
+    slot, other = _slot(0, [1, 2, 3]), _slot(1, [*range(80), 7, 7])
     plan = plan_reuse(slot, prompt, [slot, other])
     assert plan.source is other and plan.copy_len == 80 and plan.reused == 80
     small = _slot(2, list(range(MIN_COPY_GAIN - 1)))

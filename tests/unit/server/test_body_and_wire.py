@@ -8,10 +8,19 @@ from tokenloom.errors import InvalidRequest
 from tokenloom.server.errors import parse_json_body, validate_body
 from tokenloom.server.wire import ChatCompletionRequest
 
+USER = {"role": "user", "content": "x"}
+
 
 @pytest.mark.parametrize(
     "raw",
-    [b'{"a": NaN}', b'{"a": -Infinity}', b"[" * 100_000, b"\xff", b'{"a": "\\udc00"}', b'{"a": 1' + b"0" * 5000 + b"}"],
+    [
+        b'{"a": NaN}',
+        b'{"a": -Infinity}',
+        b"[" * 100_000,
+        b"\xff",
+        b'{"a": "\\udc00"}',
+        b'{"a": 1' + b"0" * 5000 + b"}",
+    ],
 )
 def test_hostile_bodies_are_invalid_requests(raw: bytes) -> None:
     with pytest.raises(InvalidRequest):
@@ -40,10 +49,16 @@ def test_arguments_accepted_as_string_or_object() -> None:
 @pytest.mark.parametrize(
     ("body", "param"),
     [
-        ({"messages": [{"role": "user", "content": "x"}, {"role": "bot", "content": "x"}]}, "messages[1].role"),
+        (
+            {"messages": [{"role": "user", "content": "x"}, {"role": "bot", "content": "x"}]},
+            "messages[1].role",
+        ),
         ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "messages[0].content[0].type"),
         ({"messages": [{"role": "user", "content": "x"}], "seed": 2**32 + 5}, "seed"),
-        ({"messages": [{"role": "user", "content": "x"}], "tool_choice": {"type": "function"}}, "tool_choice.function"),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "tool_choice": {"type": "function"}},
+            "tool_choice.function",
+        ),
     ],
 )
 def test_validation_errors_name_the_field(body: dict, param: str) -> None:
