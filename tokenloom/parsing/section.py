@@ -101,19 +101,25 @@ class SectionParser:
         s = self.s
         self._literal(s.tool_section_start)
         self._add_call()
-        end = s.tool_section_end.strip()
-        while end:
+        while s.tool_section_end.strip():
             self._skip_ws()
-            if self.text.startswith(end, self.pos):
-                self.pos += len(end)
-                break
             if self.final and self.pos >= len(self.text):
                 break  # the section end was a stop token
-            if end.startswith(self.text[self.pos :]):
-                raise self._need_more(repr(end))
+            if self._try_literal(s.tool_section_end):  # whitespace inside it may vary
+                break
             self._literal(s.call_separator)
             self._add_call()
         return self.calls, self.pos
+
+    def _try_literal(self, literal: str) -> bool:
+        """Match `literal` here if it is there; a mismatch leaves the position alone."""
+        start = self.pos
+        try:
+            self._literal(literal, closing=True)
+        except SectionError:
+            self.pos = start
+            return False
+        return True
 
     def _add_call(self) -> None:
         self.calls.append(self._call(len(self.calls)))

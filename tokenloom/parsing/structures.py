@@ -70,6 +70,17 @@ def literal_parts(literal: str) -> tuple[str, ...]:
     return tuple(_PART_RE.findall(literal))
 
 
+def _trigger_of(marker: str) -> str:
+    """The text that starts a section: its first tag when only punctuation follows ("<|START_ACTION|>" of
+    "<|START_ACTION|>[", so "<|START_ACTION|>\n[" triggers too), else its first word ("<function=")."""
+    parts = literal_parts(marker)
+    first = parts[0]
+    is_tag = len(first) > 2 and first[0] in "<[" and first[-1] in ">]"
+    if is_tag and not any(ch.isalnum() for part in parts[1:] for ch in part):
+        return first
+    return marker.split()[0]
+
+
 @dataclass(frozen=True, slots=True)
 class ContentStructure:
     """Phase 1: reasoning and content markers."""
@@ -126,10 +137,10 @@ class ToolCallStructure:
         if not self.supports_tools:
             return ()
         if self.tool_section_start.strip():
-            return (self.tool_section_start.split()[0],)
+            return (_trigger_of(self.tool_section_start),)
         first = self.call_pattern[0] if self.call_pattern else ""
         if first not in SLOTS and first.strip():
-            return (first.split()[0],)
+            return (_trigger_of(first),)
         if self.name_path:
             return ('{"' + self.name_path[0] + '"',)
         return ()

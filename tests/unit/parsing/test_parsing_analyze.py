@@ -188,4 +188,4 @@ def test_constant_content_headers_and_recipient_openers() -> None:
 def test_lfm2_pythonic() -> None:
     tools = analyze(read_template("LFM2.5-8B-A1B.jinja")).tools
     assert tools.argument_format is ArgumentFormat.PYTHONIC
-    assert tools.triggers == ("<|tool_call_start|>[",)
+    assert tools.triggers == ("<|tool_call_start|>",)

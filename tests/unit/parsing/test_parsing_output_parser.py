@@ -264,3 +264,12 @@ def test_lfm2_pythonic_calls() -> None:
         "code": 'print(1)\nprint("(")',
         "options": {"flags": ["-v"], "fast": True},
     }
+
+
+def test_whitespace_may_vary_inside_markers() -> None:
+    parser = _parser("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    call = '{"tool_name": "get_weather", "parameters": {"location": "Oslo"}}'
+    text = f"<|START_ACTION|>\n[ {call} ]\n<|END_ACTION|>"
+    feed_all(parser, list(text))
+    assert [c.name for c in parser.message().tool_calls] == ["get_weather"]
+    assert parser.message().content is None
