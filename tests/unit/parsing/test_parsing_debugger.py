@@ -1,0 +1,59 @@
+"""The template debugger: `template analyze` and `template parse` (JSON lines in, JSON lines out)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from parsing_helpers import TEMPLATES
+
+from tokenloom.parsing.__main__ import main
+from tokenloom.parsing.debugger import run_parse
+from tokenloom.parsing.roundtrip import TOOLS
+
+QWEN3 = str(TEMPLATES / "Qwen-Qwen3-0.6B.jinja")
+
+
+def _parse(*requests: dict[str, object]) -> list[dict[str, object]]:
+    out = io.StringIO()
+    stdin = io.StringIO("".join(json.dumps(r) + "\n" for r in requests) + "not json\n")
+    assert run_parse(None, stdin, out) == 0  # type: ignore[arg-type]
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_parse_lines() -> None:
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Oslo"}}\n</tool_call>'
+    results = _parse(
+        {"template": QWEN3, "text": f"<think>\nhm\n</think>\n\nOK.\n{call}", "tools": TOOLS},
+        {"template": QWEN3, "text": "<think>\nhm\n</think>\n\nOK.", "reasoning_format": "none"},
+        {"template": QWEN3, "text": "<tool_call>\n{broken", "tools": TOOLS},
+        {"template": QWEN3, "text": "<tool_call>\n{broken", "tools": TOOLS, "partial": True},
+        {"template": "/nonexistent.jinja", "text": "x"},
+    )
+    first, none, broken, partial, missing, bad_line = results
+    assert first == {
+        "content": "OK.",
+        "reasoning_content": "hm",
+        "tool_calls": [{"id": "call_0", "name": "get_weather", "arguments": '{"location": "Oslo"}'}],
+        "error": None,
+    }
+    assert none["content"] == "<think>\nhm\n</think>\n\nOK." and none["reasoning_content"] is None
+    assert broken["content"] == "<tool_call>\n{broken" and "ended early" in str(broken["error"])
+    assert partial["content"] is None and partial["error"] is None  # still waiting for the section to close
+    assert "FileNotFoundError" in str(missing["error"])
+    assert "bad input line" in str(bad_line["error"])
+
+
+def test_parse_handles_thousands_of_lines() -> None:
+    request = {"template": QWEN3, "text": "<think>a</think>b"}
+    results = _parse(*([request] * 2000))
+    assert len(results) == 2001 and results[1999]["content"] == "b"
+
+
+def test_analyze_text_and_json(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["template", "analyze", str(TEMPLATES / "Qwen3-Coder.jinja")]) == 0
+    text = capsys.readouterr().out
+    assert "tag_with_name" in text and "triggers: ['<tool_call>']" in text
+    assert main(["template", "analyze", str(TEMPLATES / "Qwen3-Coder.jinja"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tools"]["argument_format"] == "tagged" and data["triggers"] == ["<tool_call>"]

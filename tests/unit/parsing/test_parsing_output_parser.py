@@ -1,0 +1,275 @@
+"""Behaviour of the streaming output parser on hand-written outputs of real templates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from parsing_helpers import feed_all, joined, read_template
+
+from tokenloom.errors import TemplateError
+from tokenloom.events import ContentDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
+from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.arguments import convert_value
+from tokenloom.parsing.output_parser import AutoOutputParser, make_output_parser
+from tokenloom.parsing.roundtrip import TOOLS
+
+
+def _parser(name: str, **kwargs: object) -> AutoOutputParser:
+    kwargs.setdefault("tools", TOOLS)
+    return make_output_parser(analyze(read_template(name)), id_prefix="call_", **kwargs)  # type: ignore[arg-type]
+
+
+HERMES = "Qwen-Qwen2.5-7B-Instruct.jinja"
+QWEN3 = "Qwen-Qwen3-0.6B.jinja"
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Oslo", "days": 2}}\n</tool_call>'
+
+
+def test_optional_reasoning_then_content() -> None:
+    parser = _parser(QWEN3)
+    feed_all(parser, list("<think>\nLet me see.\n</think>\n\nHello there."))
+    message = parser.message()
+    assert (message.reasoning_content, message.content) == ("Let me see.", "Hello there.")
+
+
+def test_reasoning_format_none_keeps_markers_in_content() -> None:
+    parser = _parser(QWEN3, reasoning_format="none")
+    feed_all(parser, ["<think>\nhmm\n</think>\n\nHi"])
+    assert parser.message().content == "<think>\nhmm\n</think>\n\nHi"
+    assert parser.message().reasoning_content is None
+
+
+def test_forced_open_from_generation_prompt() -> None:
+    parser = _parser(QWEN3, generation_prompt="<|im_start|>assistant\n<think>\n")
+    feed_all(parser, list("I should greet.\n</think>\n\nHello!"))
+    assert parser.message().reasoning_content == "I should greet."
+    assert parser.message().content == "Hello!"
+
+
+def test_enable_thinking_false_means_plain_content() -> None:
+    parser = _parser("GLM-4.7-Flash.jinja", enable_thinking=False)
+    feed_all(parser, ["Just an answer."])
+    assert parser.message().content == "Just an answer."
+    forced = _parser("GLM-4.7-Flash.jinja", enable_thinking=True)
+    feed_all(forced, ["Thinking</think>Answer"])
+    assert (forced.message().reasoning_content, forced.message().content) == ("Thinking", "Answer")
+
+
+def test_partial_marker_is_held_back() -> None:
+    parser = _parser(HERMES)
+    events = parser.feed("Sure. <tool")
+    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == "Sure."
+    parser.feed("_ca")
+    events = parser.feed(CALL[len("<tool_ca") :]) + parser.finish()
+    assert [type(e) for e in events] == [ToolCallStart, ToolCallArgsDelta, ToolCallEnd]
+    assert parser.message().content == "Sure."
+
+
+def test_a_prefix_that_never_becomes_a_marker_is_content() -> None:
+    parser = _parser(HERMES)
+    feed_all(parser, ["a <tool", "box> and <tool"])
+    assert parser.message().content == "a <toolbox> and <tool"
+
+
+def test_parallel_calls_and_content_around_them() -> None:
+    parser = _parser(HERMES)
+    second = CALL.replace("Oslo", "Rome")
+    events = feed_all(parser, list(f"Checking both.\n{CALL}\n{second}\nDone."))
+    message = parser.message()
+    assert message.content == "Checking both.Done."
+    assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
+    assert [c.id for c in message.tool_calls] == ["call_0", "call_1"]
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    assert [(s.index, s.name) for s in starts] == [(0, "get_weather"), (1, "get_weather")]
+    assert joined(events)[2] == {0: message.tool_calls[0].arguments, 1: message.tool_calls[1].arguments}
+
+
+def test_tagged_arguments_follow_the_schema() -> None:
+    parser = _parser("Qwen3-Coder.jinja")
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=location>\n007\n</parameter>\n"
+        "<parameter=days>\n5\n</parameter>\n</function>\n</tool_call>"
+    )
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {"location": "007", "days": 5}
+
+
+def test_multiline_code_in_tagged_arguments() -> None:
+    parser = _parser("GLM-4.6.jinja")
+    code = "for i in range(3):\n    print(i)\n"
+    text = f"<tool_call>run_code\n<arg_key>code</arg_key>\n<arg_value>{code}</arg_value>\n</tool_call>"
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {"code": code}
+
+
+def test_unicode_markers_one_char_at_a_time() -> None:
+    parser = _parser("deepseek-ai-DeepSeek-V3.1.jinja")
+    text = (
+        "Let me look.<|tool▁calls▁begin|><|tool▁call▁begin|>get_weather<|tool▁sep|>"
+        '{"location": "Lima"}<|tool▁call▁end|><|tool▁calls▁end|>'
+    ).replace("|", "\uff5c")  # DeepSeek's fullwidth bars
+    events = feed_all(parser, list(text))
+    assert parser.message().content == "Let me look."
+    assert parser.message().tool_calls[0].name == "get_weather"
+    assert all("\uff5c" not in e.text for e in events if isinstance(e, ContentDelta))
+
+
+def test_model_ids_are_kept() -> None:
+    parser = _parser("Mistral-Small-3.2-24B-Instruct-2506.jinja")
+    feed_all(parser, ['[TOOL_CALLS]get_weather[CALL_ID]abc123xyz[ARGS]{"location": "Bern"}'])
+    assert parser.message().tool_calls[0].id == "abc123xyz"
+
+
+def test_without_tools_calls_stay_content() -> None:
+    parser = _parser(HERMES, tools=None)
+    feed_all(parser, [CALL])
+    assert parser.message().content == CALL and parser.message().tool_calls == ()
+
+
+def test_harmony_templates_are_refused_clearly() -> None:
+    with pytest.raises(TemplateError, match="harmony"):
+        _parser("openai-gpt-oss-120b.jinja")
+
+
+@pytest.mark.parametrize(
+    ("raw", "types", "expected"),
+    [
+        ("5", {"integer"}, 5),
+        ("5", {"string"}, "5"),
+        ("2.5", {"number"}, 2.5),
+        ("true", {"boolean"}, True),
+        ("True", {"boolean"}, True),
+        ('{"a": [1]}', {"object"}, {"a": [1]}),
+        ("{'a': True}", {"object"}, {"a": True}),
+        ("hello", {"integer"}, "hello"),
+        ("null", {"string", "null"}, None),
+        ("12", set(), 12),
+        ("Paris", set(), "Paris"),
+    ],
+)
+def test_convert_value(raw: str, types: set[str], expected: object) -> None:
+    assert convert_value(raw, types) == expected
+
+
+def test_recipient_routing_content_then_calls() -> None:
+    parser = _parser("meetkai-functionary-medium-v3.2.jinja")
+    text = 'all\nLet me check.>>>get_weather\n{"location": "Oslo"}>>>get_weather\n{"location": "Rome"}'
+    feed_all(parser, list(text))
+    message = parser.message()
+    assert message.content == "Let me check."
+    assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
+
+
+KIMI_CALL = "<|tool_call_begin|>functions.get_weather:{i}<|tool_call_argument_begin|>{args}<|tool_call_end|>"
+
+
+def test_each_call_of_a_section_goes_out_when_it_is_complete() -> None:
+    parser = _parser("moonshotai-Kimi-K2.jinja")
+    first = KIMI_CALL.format(i=0, args='{"location": "Oslo"}')
+    events = parser.feed("<|tool_calls_section_begin|>" + first)
+    assert [type(e) for e in events] == [ToolCallStart, ToolCallArgsDelta, ToolCallEnd]
+    events = parser.feed(KIMI_CALL.format(i=1, args='{"location": "Rome"}') + "<|tool_calls_section_end|>")
+    assert [e.index for e in events if isinstance(e, ToolCallStart)] == [1]
+    assert len(parser.message().tool_calls) == 2 and not parser.finish()
+
+
+def test_a_broken_second_call_keeps_the_first() -> None:
+    parser = _parser("moonshotai-Kimi-K2.jinja")
+    first = KIMI_CALL.format(i=0, args='{"location": "Oslo"}')
+    broken = KIMI_CALL.format(i=1, args='{"location": Rome}')
+    for pieces in (["<|tool_calls_section_begin|>" + first + broken + "<|tool_calls_section_end|>"],):
+        events = feed_all(parser, pieces)
+        assert len(parser.message().tool_calls) == 1
+        assert joined(events)[3] == ["tool_call_parse_error"]
+        assert parser.message().content is not None and "Rome" in parser.message().content
+
+
+def test_gemma4_relaxed_object_arguments() -> None:
+    parser = _parser("google-gemma-4-31B-it.jinja", enable_thinking=True)
+    text = (
+        '<|channel>thought\nWeather.<channel|><|tool_call>call:run_code{code:<|"|>print("}")<|"|>,'
+        'options:{flags:[<|"|>-v<|"|>],timeout:5}}<tool_call|>'
+    )
+    feed_all(parser, list(text))
+    message = parser.message()
+    assert message.reasoning_content == "Weather."
+    assert json.loads(message.tool_calls[0].arguments) == {
+        "code": 'print("}")',
+        "options": {"flags": ["-v"], "timeout": 5},
+    }
+
+
+def test_kimi_ids_are_the_written_functions_name_index() -> None:
+    parser = _parser("moonshotai-Kimi-K2.jinja")
+    call = KIMI_CALL.format(i=3, args='{"location": "Oslo"}')
+    feed_all(parser, ["<|tool_calls_section_begin|>" + call + "<|tool_calls_section_end|>"])
+    assert parser.message().tool_calls[0].id == "functions.get_weather:3"
+
+
+def test_reasoning_format_none_reopens_a_forced_block() -> None:
+    parser = _parser(QWEN3, reasoning_format="none", generation_prompt="<|im_start|>assistant\n<think>\n")
+    feed_all(parser, list("\nWhy.\n</think>\n\nBecause."))
+    assert parser.message().content == "<think>\nWhy.\n</think>\n\nBecause."
+    assert parser.message().reasoning_content is None
+
+
+def test_minimax_m3_closing_tags_name_the_key() -> None:
+    parser = _parser("MiniMax-M3.jinja")
+    m = "]<]minimax[>["
+    text = (
+        f'{m}<tool_call>\n{m}<invoke name="get_weather">{m}<location>Oslo{m}</location>{m}<days>4{m}</days>'
+        f"{m}</invoke>\n{m}</tool_call>"
+    )
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {"location": "Oslo", "days": 4}
+
+
+def test_generated_ids_fit_templates_that_check_them() -> None:
+    parser = make_output_parser(
+        analyze(read_template("mistralai-Mistral-Nemo-Instruct-2407.jinja")), tools=TOOLS
+    )
+    feed_all(parser, ['[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": "Bern"}}]'])
+    call_id = parser.message().tool_calls[0].id
+    assert len(call_id) == 9 and call_id.isalnum()
+    hermes = make_output_parser(analyze(read_template(HERMES)), tools=TOOLS)
+    feed_all(hermes, [CALL])
+    assert hermes.message().tool_calls[0].id.startswith("call_")
+
+
+def test_minimax_m3_nested_arguments_are_tags_too() -> None:
+    parser = _parser("MiniMax-M3.jinja")
+    m = "]<]minimax[>["
+    text = (
+        f'{m}<tool_call>\n{m}<invoke name="run_code">{m}<code>x = 1{m}</code>{m}<options>'
+        f"{m}<timeout>5{m}</timeout>{m}<flags>{m}<item>-v{m}</item>{m}</flags>{m}</options>"
+        f"{m}</invoke>\n{m}</tool_call>"
+    )
+    feed_all(parser, list(text))
+    assert json.loads(parser.message().tool_calls[0].arguments) == {
+        "code": "x = 1",
+        "options": {"timeout": 5, "flags": ["-v"]},
+    }
+
+
+def test_lfm2_pythonic_calls() -> None:
+    parser = _parser("LFM2.5-8B-A1B.jinja")
+    text = (
+        "<|tool_call_start|>[get_weather(location='Oslo', days=2), "
+        "run_code(code='print(1)\nprint(\"(\")', options={'flags': ['-v'], 'fast': True})]<|tool_call_end|>"
+    )
+    feed_all(parser, list(text))
+    calls = parser.message().tool_calls
+    assert json.loads(calls[0].arguments) == {"location": "Oslo", "days": 2}
+    assert json.loads(calls[1].arguments) == {
+        "code": 'print(1)\nprint("(")',
+        "options": {"flags": ["-v"], "fast": True},
+    }
+
+
+def test_whitespace_may_vary_inside_markers() -> None:
+    parser = _parser("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    call = '{"tool_name": "get_weather", "parameters": {"location": "Oslo"}}'
+    text = f"<|START_ACTION|>\n[ {call} ]\n<|END_ACTION|>"
+    feed_all(parser, list(text))
+    assert [c.name for c in parser.message().tool_calls] == ["get_weather"]
+    assert parser.message().content is None

@@ -1,0 +1,50 @@
+"""`analyze(template)`: the two phases of seed 000 over one chat template, cached per template text.
+
+Phase 1 (`reasoning_analysis`) then phase 2 (`tool_analysis`); both only render probe conversations.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tokenloom.parsing.probes import Prober
+from tokenloom.parsing.reasoning_analysis import analyze_content
+from tokenloom.parsing.structures import (
+    ContentStructure,
+    ReasoningMode,
+    TemplateAnalysis,
+    TemplateCaps,
+    ToolCallStructure,
+)
+from tokenloom.parsing.tool_analysis import analyze_tools
+
+_HARMONY_MARKERS = ("<|channel|>", "<|message|>", "<|start|>")
+
+
+def is_harmony(template: str) -> bool:
+    """gpt-oss's harmony format: channels and recipients between <|start|> and <|end|>/<|call|>."""
+    return all(marker in template for marker in _HARMONY_MARKERS)
+
+
+@lru_cache(maxsize=256)
+def analyze(template: str) -> TemplateAnalysis:
+    """Detect how a template writes reasoning, content and tool calls; never raises on a bad template."""
+    notes: list[str] = []
+    if is_harmony(template):
+        notes.append("harmony format: parsed by tokenloom.harmony, not the auto-parser")
+        return TemplateAnalysis(
+            ContentStructure(), ToolCallStructure(), TemplateCaps(is_harmony=True), tuple(notes)
+        )
+    prober = Prober(template)
+    if prober.prompt(True) is None:
+        prober = Prober(template, [])
+    if prober.prompt(True) is None:
+        notes.append("the template does not render a plain user turn")
+    content = analyze_content(prober)
+    tools = analyze_tools(template, content, notes)
+    caps = TemplateCaps(
+        supports_tools=tools.supports_tools,
+        supports_parallel_calls=tools.parallel_calls,
+        supports_reasoning=content.reasoning_mode is not ReasoningMode.NONE,
+    )
+    return TemplateAnalysis(content, tools, caps, tuple(notes))

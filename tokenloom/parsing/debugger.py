@@ -1,0 +1,117 @@
+"""The template debugger (seed 000): `template analyze` and `template parse` subcommands.
+
+`register(subparsers)` adds them to an argparse parser; each sets `func(args) -> int` for the caller to run.
+Writes to stdout/stderr itself (no logging setup here; that belongs to `tokenloom/cli.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TextIO
+
+from tokenloom.errors import TokenloomError
+from tokenloom.events import ParseError
+from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.output_parser import make_output_parser
+from tokenloom.parsing.report import describe, markdown_table
+from tokenloom.parsing.roundtrip import TOOLS
+from tokenloom.parsing.tool_grammar import tool_call_grammar
+
+
+def register(subparsers: Any) -> None:
+    """Add `template analyze` and `template parse` to the subparsers of the `tokenloom` command."""
+    template = subparsers.add_parser("template", help="inspect chat templates (auto-parser debugger)")
+    commands = template.add_subparsers(dest="template_command", required=True)
+    analyze_cmd = commands.add_parser("analyze", help="show the detected structures, markers and triggers")
+    analyze_cmd.add_argument("file", nargs="?", type=Path, help="a .jinja chat template")
+    analyze_cmd.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    analyze_cmd.add_argument("--all", type=Path, metavar="DIR", help="analyse every *.jinja in DIR")
+    analyze_cmd.add_argument("--markdown", action="store_true", help="with --all: a markdown table")
+    analyze_cmd.set_defaults(func=run_analyze)
+    parse_cmd = commands.add_parser("parse", help="parse model outputs given as JSON lines on stdin")
+    parse_cmd.set_defaults(func=run_parse)
+
+
+def run_analyze(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    if args.all is not None:
+        paths = sorted(Path(args.all).glob("*.jinja"))
+        if args.markdown:
+            out.write(markdown_table(paths))
+        else:
+            for path in paths:
+                out.write(json.dumps({"template": path.name, **analyze(_read(path)).to_dict()}) + "\n")
+        return 0
+    if args.file is None:
+        sys.stderr.write("template analyze: give FILE.jinja or --all DIR\n")
+        return 2
+    analysis = analyze(_read(args.file))
+    if args.json:
+        grammar = tool_call_grammar(analysis, TOOLS)
+        data = analysis.to_dict()
+        data["triggers"] = list(analysis.tools.triggers)
+        data["example_grammar"] = repr(grammar.root) if grammar else None
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(describe(args.file.name, analysis))
+    return 0
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=64)
+def _template(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def parse_line(request: dict[str, Any]) -> dict[str, Any]:
+    """One `template parse` request -> one result object; every failure becomes the `error` field."""
+    result: dict[str, Any] = {"content": None, "reasoning_content": None, "tool_calls": [], "error": None}
+    try:
+        analysis = analyze(_template(str(request["template"])))
+        parser = make_output_parser(
+            analysis,
+            tools=request.get("tools") or None,
+            reasoning_format="none" if request.get("reasoning_format") == "none" else "auto",
+            enable_thinking=request.get("enable_thinking"),
+            generation_prompt=request.get("generation_prompt"),
+            id_prefix="call_",
+        )
+        events = parser.feed(str(request.get("text", "")))
+        if not request.get("partial"):
+            events += parser.finish()
+    except (KeyError, OSError, TokenloomError) as exc:
+        result["error"] = f"{type(exc).__name__}: {exc}"
+        return result
+    message = parser.message()
+    errors = [e.message for e in events if isinstance(e, ParseError)]
+    result.update(
+        content=message.content,
+        reasoning_content=message.reasoning_content,
+        tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
+        error="; ".join(errors) or None,
+    )
+    return result
+
+
+def run_parse(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
+    stdin, out = stdin or sys.stdin, out or sys.stdout
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError as exc:
+            result: dict[str, Any] = {"content": None, "reasoning_content": None, "tool_calls": []}
+            result["error"] = f"bad input line: {exc}"
+        else:
+            result = parse_line(request) if isinstance(request, dict) else {"error": "input is not an object"}
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.flush()
+    return 0

@@ -1,0 +1,312 @@
+"""Parse one finished (or possibly finished) tool-call section of model output into calls.
+
+Driven by `ToolCallStructure.call_pattern`; literals match with free whitespace around them. Raises
+`Incomplete` when more text could still complete the section and `SectionError` when it never will.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tokenloom.parsing.arguments import (
+    ArgumentsError,
+    parse_tagged,
+    pythonic_arguments,
+    pythonic_end,
+    relaxed_end,
+    relaxed_to_json,
+)
+from tokenloom.parsing.structures import (
+    SLOT_ARGS,
+    SLOT_CALL,
+    SLOT_ID,
+    SLOT_INDEX,
+    SLOT_NAME,
+    SLOTS,
+    ArgumentFormat,
+    ToolCallStructure,
+    literal_parts,
+)
+
+
+class Incomplete(Exception):
+    """The section may still be completed by more text."""
+
+
+class SectionError(Exception):
+    """The section does not follow the template's format; `kind` goes into the ParseError event."""
+
+    def __init__(self, message: str, kind: str = "tool_call_parse_error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True, slots=True)
+class RawCall:
+    name: str
+    call_id: str | None
+    arguments: dict[str, Any]
+    index: int | None = None  # the index the model wrote (Kimi's functions.NAME:INDEX)
+
+
+def json_end(text: str, pos: int) -> int:
+    """Index after the JSON object/array starting at `pos`, or -1 if it is not closed yet."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(pos, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def _get(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return None
+        obj = obj[key]
+    return obj
+
+
+class SectionParser:
+    """One parse attempt over `text`, which starts at a trigger."""
+
+    def __init__(
+        self,
+        text: str,
+        structure: ToolCallStructure,
+        schemas: dict[str, Any] | None,
+        final: bool,
+    ) -> None:
+        self.text, self.s, self.schemas, self.final = text, structure, schemas, final
+        self.pos = 0
+        self.calls: list[RawCall] = []  # complete calls so far, valid even if the section later fails
+        self.call_ends: list[int] = []  # where each of them ends in `text`
+
+    def parse(self) -> tuple[list[RawCall], int]:
+        s = self.s
+        self._literal(s.tool_section_start)
+        self._add_call()
+        while s.tool_section_end.strip():
+            self._skip_ws()
+            if self.final and self.pos >= len(self.text):
+                break  # the section end was a stop token
+            if self._try_literal(s.tool_section_end):  # whitespace inside it may vary
+                break
+            self._literal(s.call_separator)
+            self._add_call()
+        return self.calls, self.pos
+
+    def _try_literal(self, literal: str) -> bool:
+        """Match `literal` here if it is there; a mismatch leaves the position alone."""
+        start = self.pos
+        try:
+            self._literal(literal, closing=True)
+        except SectionError:
+            self.pos = start
+            return False
+        return True
+
+    def _add_call(self) -> None:
+        self.calls.append(self._call(len(self.calls)))
+        self.call_ends.append(self.pos)
+
+    def _skip_ws(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def _need_more(self, what: str) -> SectionError:
+        if self.final:
+            return SectionError(f"tool-call section ended early: expected {what}", "unterminated_section")
+        raise Incomplete
+
+    def _literal(self, literal: str, closing: bool = False) -> None:
+        for part in literal_parts(literal):
+            self._skip_ws()
+            if closing and self.final and self.pos >= len(self.text):
+                return  # a closing marker that is also a stop token may never reach the text
+            if self.text.startswith(part, self.pos):
+                self.pos += len(part)
+                continue
+            if part.startswith(self.text[self.pos :]):
+                raise self._need_more(repr(literal))
+            raise SectionError(f"expected {literal.strip()!r} at {self.text[self.pos : self.pos + 30]!r}")
+
+    def _until(self, stops: tuple[str, ...]) -> str:
+        best = -1
+        for stop in stops:
+            if stop and (i := self.text.find(stop, self.pos)) >= 0 and (best < 0 or i < best):
+                best = i
+        if best < 0:
+            raise self._need_more(" or ".join(repr(s) for s in stops))
+        value, self.pos = self.text[self.pos : best], best
+        return value
+
+    def _stops_after(self, index: int) -> tuple[str, ...]:
+        """Literals that can end the slot at `index` of the call pattern."""
+        pattern = self.s.call_pattern
+        for j in range(index + 1, len(pattern)):
+            token = pattern[j]
+            if token == SLOT_ARGS:
+                if self.s.argument_format is ArgumentFormat.PYTHONIC:
+                    return ("(",)
+                if self.s.argument_format in (ArgumentFormat.JSON, ArgumentFormat.RELAXED_OBJECT):
+                    return ("{", "\n")  # only blank literals between: the name ends where the JSON starts
+                return (self.s.arg_prefix.strip(), *self._stops_after(j))
+            if token not in SLOTS and token.strip():
+                return (token.strip(),)
+        tail = self.s.call_separator.strip() or self.s.tool_section_end.strip()
+        return (tail,) if tail else ()
+
+    def _json(self) -> Any:
+        self._skip_ws()
+        if self.pos >= len(self.text):
+            raise self._need_more("JSON")
+        if self.text[self.pos] not in "{[":
+            raise SectionError(f"expected JSON at {self.text[self.pos : self.pos + 30]!r}")
+        end = json_end(self.text, self.pos)
+        if end < 0:
+            raise self._need_more("the end of the JSON")
+        try:
+            value = json.loads(self.text[self.pos : end])
+        except ValueError as exc:
+            raise SectionError(f"invalid JSON in tool call: {exc}") from exc
+        self.pos = end
+        return value
+
+    def _call(self, index: int) -> RawCall:
+        name: str | None = None
+        call_id: str | None = None
+        written_index: int | None = None
+        args: Any = {}
+        for i, token in enumerate(self.s.call_pattern):
+            if token == SLOT_NAME:
+                name = self._until(self._stops_after(i)).strip()
+            elif token == SLOT_ID:
+                call_id = self._until(self._stops_after(i)).strip()
+            elif token == SLOT_INDEX:
+                self._skip_ws()
+                digits_at = self.pos
+                while self.pos < len(self.text) and self.text[self.pos].isdigit():
+                    self.pos += 1
+                if self.pos > digits_at:
+                    written_index = int(self.text[digits_at : self.pos])
+            elif token == SLOT_ARGS:
+                if self.s.argument_format is ArgumentFormat.JSON:
+                    args = self._json()
+                elif self.s.argument_format is ArgumentFormat.RELAXED_OBJECT:
+                    args = self._relaxed()
+                elif self.s.argument_format is ArgumentFormat.PYTHONIC:
+                    args = self._pythonic()
+                else:
+                    body = self._until(self._stops_after(i)) if self._stops_after(i) else self._rest()
+                    try:
+                        args = parse_tagged(body, self.s, self._schema(name))
+                    except ArgumentsError as exc:
+                        raise SectionError(str(exc)) from exc
+            elif token == SLOT_CALL:
+                name, call_id, args = self._json_call(self._json())
+            else:
+                self._literal(token, closing=i > 0 and self.s.call_pattern[i - 1] in (SLOT_ARGS, SLOT_CALL))
+        call = self._checked(name, call_id, args)
+        return RawCall(call.name, call.call_id, call.arguments, written_index)
+
+    def _relaxed(self) -> Any:
+        self._skip_ws()
+        if self.pos >= len(self.text):
+            raise self._need_more("arguments")
+        if self.text[self.pos] != "{":
+            raise SectionError(f"expected arguments at {self.text[self.pos : self.pos + 30]!r}")
+        end = relaxed_end(self.text, self.pos, self.s.string_quote)
+        if end < 0:
+            raise self._need_more("the end of the arguments")
+        try:
+            value = relaxed_to_json(self.text[self.pos : end], self.s.string_quote)
+        except ArgumentsError as exc:
+            raise SectionError(str(exc)) from exc
+        self.pos = end
+        return value
+
+    def _pythonic(self) -> Any:
+        if self.pos >= len(self.text):
+            raise self._need_more("arguments")
+        if self.text[self.pos] != "(":
+            raise SectionError(f"expected '(' at {self.text[self.pos : self.pos + 30]!r}")
+        end = pythonic_end(self.text, self.pos)
+        if end < 0:
+            raise self._need_more("the end of the arguments")
+        try:
+            value = pythonic_arguments(self.text[self.pos : end])
+        except ArgumentsError as exc:
+            raise SectionError(str(exc)) from exc
+        self.pos = end
+        return value
+
+    def _rest(self) -> str:
+        if not self.final:
+            raise Incomplete
+        value, self.pos = self.text[self.pos :], len(self.text)
+        return value
+
+    def _json_call(self, obj: Any) -> tuple[str | None, str | None, Any]:
+        if not isinstance(obj, dict):
+            raise SectionError("tool call is not a JSON object")
+        if not self.s.name_path:
+            if len(obj) != 1:
+                raise SectionError("expected one {name: arguments} pair")
+            ((name, args),) = obj.items()
+            return str(name), None, args
+        name, args = _get(obj, self.s.name_path), _get(obj, self.s.args_path)
+        call_id = _get(obj, self.s.id_path) if self.s.id_path else None
+        return (
+            name if isinstance(name, str) else None,
+            call_id if isinstance(call_id, str) else None,
+            {} if args is None else args,
+        )
+
+    def _schema(self, name: str | None) -> Any:
+        return (self.schemas or {}).get(name or "")
+
+    def _checked(self, name: str | None, call_id: str | None, args: Any) -> RawCall:
+        if not name:
+            raise SectionError("tool call without a function name")
+        if self.schemas is not None and name not in self.schemas:
+            raise SectionError(f"unknown function {name!r}", "unknown_tool")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError as exc:
+                raise SectionError(f"arguments are not JSON: {exc}") from exc
+        if not isinstance(args, dict):
+            raise SectionError("arguments are not a JSON object")
+        return RawCall(name, call_id or None, args)
+
+
+def parse_all(text: str, structure: ToolCallStructure) -> list[RawCall]:
+    """Every section in a finished text (the analysis' self-check); raises SectionError or Incomplete."""
+    calls: list[RawCall] = []
+    pos = 0
+    triggers = structure.triggers
+    if structure.recipient_delimiter:
+        text = structure.recipient_delimiter + text
+    while True:
+        starts = [i for t in triggers if (i := text.find(t, pos)) >= 0]
+        if not starts:
+            return calls
+        found, used = SectionParser(text[min(starts) :], structure, None, final=True).parse()
+        calls += found
+        pos = min(starts) + max(used, 1)

@@ -1,0 +1,290 @@
+"""Phase 2 of template analysis: the tool-call section, one call's pattern and its argument format.
+
+Renders one call and two parallel calls through the template, locates the probe names, ids and arguments
+in the rendered text and keeps what surrounds them as literal markers (seed 000's differential analysis).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+from tokenloom.parsing.locate import (
+    ID_MARK,
+    Located,
+    locate,
+    locate_json,
+    locate_pythonic,
+    locate_relaxed,
+    locate_tagged,
+    relaxed_quote,
+    tagged_markers,
+)
+from tokenloom.parsing.markers import align_split, common_prefix, common_suffix, token_aligned_prefix
+from tokenloom.parsing.probes import (
+    ARGS_A,
+    ARGS_B,
+    CONTENT_TEXT,
+    ID_A,
+    ID_B,
+    NAME_A,
+    NAME_B,
+    PROBE_TOOLS,
+    Prober,
+    flat_tools,
+    strip_turn_end,
+    tool_call,
+)
+from tokenloom.parsing.section import Incomplete, SectionError, parse_all
+from tokenloom.parsing.structures import (
+    SLOT_ARGS,
+    SLOT_CALL,
+    SLOT_ID,
+    SLOT_INDEX,
+    SLOT_NAME,
+    SLOTS,
+    ArgumentFormat,
+    ContentStructure,
+    FunctionFormat,
+    ToolCallStructure,
+)
+
+
+def _split_slots(literal: str, out: list[str]) -> None:
+    parts = literal.split(ID_MARK)
+    for i, part in enumerate(parts):
+        if i:
+            out.append(SLOT_ID)
+        if part:
+            out.append(part)
+
+
+def _name_suffix(b1: str, b2: str | None, out: list[str]) -> None:
+    """The text between name and arguments; an index that differs between calls becomes a slot."""
+    if b2 is None or b1 == b2:
+        _split_slots(b1, out)
+        return
+    head = common_prefix(b1, b2)
+    tail = common_suffix(b1[len(head) :], b2[len(head) :])
+    middle = b1[len(head) : len(b1) - len(tail)]
+    _split_slots(head, out)
+    out.append(SLOT_INDEX if middle.isdigit() else SLOT_ID)
+    _split_slots(tail, out)
+
+
+# Call ids to probe with: plain ones, then Kimi's "functions.NAME:INDEX" (some templates print only the id).
+_ID_STYLES = ((ID_A, ID_B), (f"functions.{NAME_A}:0", f"functions.{NAME_B}:1"))
+
+
+def analyze_tools(template: str, content: ContentStructure, notes: list[str]) -> ToolCallStructure:
+    """Find the tool-call structure, or `supports_tools=False` when calls never render."""
+    rendered = False
+    for flat in (False, True):
+        prober = Prober(template, flat_tools(PROBE_TOOLS) if flat else PROBE_TOOLS)
+        out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
+        for as_string in (False, True):
+            for (id_a, id_b), text in product(_ID_STYLES, ("", None)):  # some render calls only for null
+                one = [tool_call(id_a, NAME_A, ARGS_A, as_string)]
+                two = [*one, tool_call(id_b, NAME_B, ARGS_B, as_string)]
+                o1 = prober.output({"role": "assistant", "content": text, "tool_calls": one})
+                if o1 is None or NAME_A not in o1:
+                    continue
+                rendered = True
+                o2 = prober.output({"role": "assistant", "content": text, "tool_calls": two})
+                structure = _derive(o1, o2, out_c, as_string, content)
+                if structure is None or not _self_check(structure, o1, o2, out_c, content):
+                    continue
+                null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
+                if null is not None and "None" in null and "None" not in o1:
+                    structure = _replace(structure, requires_nonnull_content=True)
+                if flat:
+                    notes.append("the template reads tools without the OpenAI 'function' wrapper")
+                if id_a != ID_A:
+                    notes.append("the template prints call ids as functions.NAME:INDEX")
+                return _replace(structure, flat_tools=flat)
+    notes.append(
+        "tool calls render but their structure was not recognised"
+        if rendered
+        else "the template renders no tool calls"
+    )
+    return ToolCallStructure()
+
+
+def _self_check(
+    structure: ToolCallStructure, o1: str, o2: str | None, out_c: str, content: ContentStructure
+) -> bool:
+    """Parse the probe renderings back with the derived structure: a wrong guess must not be used."""
+    markers = (*structure.call_pattern, structure.tool_section_start, structure.tool_section_end)
+    if any(probe in marker for marker in markers for probe in ("probe_", "key_", "value_")):
+        return False  # probe data leaked into a marker: the name or arguments were not isolated
+    expected = [[(NAME_A, ARGS_A)], [(NAME_A, ARGS_A), (NAME_B, ARGS_B)]]
+    for output, calls in zip((o1, o2), expected, strict=True):
+        if output is None or (NAME_B not in output and len(calls) == 2):
+            continue
+        try:
+            found = parse_all(_clean(output, out_c, content, mark_ids=False), structure)
+        except (SectionError, Incomplete):
+            return False
+        if [(c.name, c.arguments) for c in found] != calls:
+            return False
+    return True
+
+
+def _replace(structure: ToolCallStructure, **changes: Any) -> ToolCallStructure:
+    from dataclasses import replace
+
+    return replace(structure, **changes)
+
+
+def _unclosed_tag(text: str) -> bool:
+    return text.rfind("<") > text.rfind(">")
+
+
+def _clean(output: str, out_c: str, content: ContentStructure, mark_ids: bool = True) -> str:
+    """The tool-call text alone: no turn end, no header shared with content, no empty reasoning block."""
+    text = strip_turn_end(output, out_c, output.find(NAME_B) if NAME_B in output else output.find(NAME_A))
+    prelude = token_aligned_prefix(common_prefix(text, out_c))
+    text = text[len(prelude) :]
+    start, end = content.reasoning_start, content.reasoning_end
+    if end:
+        body = text.lstrip()
+        if start and body.startswith(start) and body[len(start) :].lstrip().startswith(end):
+            body = body[len(start) :].lstrip()
+        if body.startswith(end):
+            text = body[len(end) :]
+    return text.replace(ID_A, ID_MARK).replace(ID_B, ID_MARK) if mark_ids else text
+
+
+def _derive(
+    o1: str, o2: str | None, out_c: str, as_string: bool, content: ContentStructure
+) -> ToolCallStructure | None:
+    s1 = _clean(o1, out_c, content)
+    loc1 = locate_json(s1, 0, NAME_A, ARGS_A)
+    tagged, quote = None, ""
+    if loc1 is None:
+        name_at = s1.find(NAME_A)
+        quote = relaxed_quote(s1, name_at + len(NAME_A)) if name_at >= 0 else ""
+        if quote:
+            loc1 = locate_relaxed(s1, 0, NAME_A, ARGS_A, quote)
+        elif (loc1 := locate_pythonic(s1, 0, NAME_A, ARGS_A)) is not None:
+            quote = "("  # Python call syntax; `_locate` finds the second call the same way
+        else:
+            tagged = tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
+            loc1 = locate_tagged(s1, 0, NAME_A, ARGS_A, tagged) if tagged else None
+        if loc1 is None:
+            return None
+    before, after = s1[: loc1.start], s1[loc1.end :]
+    call_start, section_start, call_end, separator, section_end = before, "", after, "", ""
+    b2: str | None = None
+    parallel = False
+    s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
+    if s2 is not None:
+        c1 = locate(s2, 0, NAME_A, ARGS_A, tagged, quote)
+        c2 = locate(s2, c1.end, NAME_B, ARGS_B, tagged, quote) if c1 else None
+        parallel = c1 is not None and c2 is not None and c1.kind == c2.kind == loc1.kind
+        if c1 is not None and c2 is not None and parallel:
+            middle = s2[c1.end : c2.start]
+            split = align_split(before, len(before) - len(common_suffix(before, middle)))
+            call_start, section_start = before[split:], before[:split]
+            inner = middle[: len(middle) - len(call_start)]
+            call_end = common_prefix(inner, after)
+            end_split = align_split(after, len(call_end))
+            if inner.startswith(after[:end_split]):
+                call_end = after[:end_split]
+            elif _unclosed_tag(call_end):
+                call_end = token_aligned_prefix(call_end)
+            separator = inner[len(call_end) :]
+            section_end = after[len(call_end) :]
+            tail2 = s2[c2.end :]
+            if not section_end.strip() and tail2.startswith(call_end) and tail2[len(call_end) :].strip():
+                section_end = tail2[len(call_end) :]  # one call rendered without the section's end
+            if c2.kind != "call":
+                b2 = s2[c2.name_end : c2.args_start]
+    pattern: list[str] = []
+    _split_slots(call_start, pattern)
+    if loc1.kind == "call":
+        pattern.append(SLOT_CALL)
+    else:
+        pattern.append(SLOT_NAME)
+        _name_suffix(s1[loc1.name_end : loc1.args_start], b2, pattern)
+        pattern.append(SLOT_ARGS)
+    if not section_end.strip():
+        call_end = call_end.rstrip()  # trailing whitespace belongs to what follows the call
+    _split_slots(call_end, pattern)
+    name_path, args_path, id_path = loc1.paths
+    stops: tuple[str, ...] = ()
+    if not section_start.strip() and section_end.strip():
+        # Nothing opened a section: what follows the calls ends the turn (<|eom_id|>, <|tool_response>).
+        stops, section_end = (section_end.strip(),), ""
+    structure = ToolCallStructure(
+        supports_tools=True,
+        parallel_calls=parallel,
+        tool_section_start=section_start.lstrip() if section_start.strip() else "",
+        tool_section_end=section_end.rstrip(),
+        call_separator=separator,
+        call_pattern=tuple(pattern),
+        name_path=name_path,
+        args_path=args_path,
+        id_path=id_path,
+        string_arguments=as_string,
+        stop_markers=stops,
+    )
+    if quote == "(":
+        structure = _replace(structure, argument_format=ArgumentFormat.PYTHONIC)
+    elif quote:
+        structure = _replace(structure, argument_format=ArgumentFormat.RELAXED_OBJECT, string_quote=quote)
+    if tagged is not None:
+        kv = tagged.prefix.rstrip().endswith(">") and tagged.suffix.lstrip().startswith("<")
+        structure = _replace(
+            structure,
+            argument_format=ArgumentFormat.KEY_VALUE_TAGS if kv else ArgumentFormat.TAGGED,
+            arg_prefix=tagged.prefix,
+            arg_suffix=tagged.suffix,
+            arg_suffix_tail=tagged.suffix_tail,
+            arg_close=tagged.close,
+            arg_separator=tagged.separator,
+        )
+    if pattern[0] == SLOT_NAME and separator.strip() and not section_start.strip():
+        return _recipient(structure, separator.strip(), out_c)
+    function_format = _classify(structure, loc1)
+    if function_format is FunctionFormat.PREFIXED_INDEXED:  # the model writes functions.NAME:INDEX itself
+        opener = next(p for p in structure.call_pattern if p not in SLOTS)
+        namespace = opener[opener.rfind(">") + 1 :].strip()
+        structure = _replace(structure, call_id_template=namespace + "{name}:{index}")
+    return _replace(structure, function_format=function_format)
+
+
+def _recipient(structure: ToolCallStructure, delimiter: str, out_c: str) -> ToolCallStructure:
+    """Functionary v3.2 style: every message starts with "NAME\n" after ">>>"; "all" means content."""
+    head = out_c[: out_c.find(CONTENT_TEXT)] if CONTENT_TEXT in out_c else ""
+    return _replace(
+        structure,
+        function_format=FunctionFormat.RECIPIENT_BASED,
+        call_pattern=(delimiter, *structure.call_pattern),
+        call_separator="",
+        recipient_delimiter=delimiter,
+        content_recipient=head.strip(),
+    )
+
+
+def _classify(structure: ToolCallStructure, loc: Located) -> FunctionFormat:
+    opener = structure.tool_section_start + "".join(
+        p
+        for p in structure.call_pattern[
+            : structure.call_pattern.index(SLOT_CALL if loc.kind == "call" else SLOT_NAME)
+        ]
+    )
+    if loc.kind == "call":
+        if "```" in opener:
+            return FunctionFormat.MARKDOWN_CODE_BLOCK
+        return FunctionFormat.JSON_OBJECT if structure.name_path else FunctionFormat.NAME_AS_KEY
+    if SLOT_INDEX in structure.call_pattern and opener.endswith("."):
+        return FunctionFormat.PREFIXED_INDEXED
+    if opener.rstrip().endswith(">>>"):
+        return FunctionFormat.RECIPIENT_BASED
+    after_name = structure.call_pattern[structure.call_pattern.index(SLOT_NAME) + 1]
+    if opener.strip().startswith("[") and after_name.startswith("["):
+        return FunctionFormat.BRACKET_TAG
+    if opener.endswith(("=", '"', " ")):
+        return FunctionFormat.TAG_WITH_NAME
+    return FunctionFormat.TAG_NAME_ONLY

@@ -1,0 +1,204 @@
+"""`tool_call_grammar`: the trigger strings and grammar description of a template's tool-call section.
+
+Built from the analysis and the request's tools with the nodes of `tokenloom.grammar`; the constraint
+compiler in `constrain/` turns it into token masks. Knows nothing of how that is done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokenloom.grammar import (
+    Choice,
+    JsonValue,
+    Literal,
+    Node,
+    Repeat,
+    Sequence,
+    Text,
+    ToolCallGrammar,
+    Whitespace,
+)
+from tokenloom.parsing.arguments import schema_types
+from tokenloom.parsing.structures import (
+    SLOT_ARGS,
+    SLOT_CALL,
+    SLOT_ID,
+    SLOT_INDEX,
+    SLOT_NAME,
+    SLOTS,
+    ArgumentFormat,
+    TemplateAnalysis,
+    ToolCallStructure,
+)
+
+_DIGITS = Choice(tuple(Literal(d) for d in "0123456789"))
+
+
+def _functions(tools: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            params = function.get("parameters")
+            found.append((function["name"], params if isinstance(params, dict) else {"type": "object"}))
+    return found
+
+
+def _merge(target: dict[str, Any], path: tuple[str, ...], schema: dict[str, Any]) -> None:
+    """Put `schema` at `path` inside the object schema `target` (paths may share a parent)."""
+    node = target
+    for key in path[:-1]:
+        props = node.setdefault("properties", {})
+        node = props.setdefault(key, {"type": "object", "properties": {}, "required": []})
+    node.setdefault("properties", {})[path[-1]] = schema
+    node.setdefault("required", []).append(path[-1])
+
+
+def call_schema(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema of one JSON call object, e.g. {"name": const, "arguments": params}."""
+    if not structure.name_path:
+        return {
+            "type": "object",
+            "properties": {name: params},
+            "required": [name],
+            "additionalProperties": False,
+        }
+    schema: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+    _merge(schema, structure.name_path, {"const": name})
+    _merge(schema, structure.args_path, params)
+    if structure.id_path:
+        _merge(schema, structure.id_path, {"type": "string"})
+    for key in schema["properties"]:
+        if key not in schema["required"]:
+            schema["required"].append(key)
+    return schema
+
+
+def _next_literal(pattern: tuple[str, ...], index: int, fallback: str) -> str:
+    for token in pattern[index + 1 :]:
+        if token not in SLOTS and token:
+            return token
+    return fallback
+
+
+def _tagged_args(structure: ToolCallStructure, params: dict[str, Any]) -> Node:
+    props = params.get("properties") or {}
+    options: list[Node] = []
+    for key, prop in props.items():
+        items: list[Node] = [Literal(structure.arg_prefix + key + structure.arg_suffix)]
+        if structure.arg_suffix_tail:
+            items += [
+                Text(stop=(structure.arg_suffix_tail,), max_length=16),
+                Literal(structure.arg_suffix_tail),
+            ]
+        close = structure.arg_close.replace("{key}", key)
+        if schema_types(params, key) == {"string"}:
+            items.append(Text(stop=(close,)))
+        else:
+            items.append(JsonValue.of(prop if isinstance(prop, dict) else {}))
+        items.append(Literal(close + structure.arg_separator))
+        options.append(Sequence(tuple(items)))
+    if not options:
+        return Sequence(())
+    return Repeat(Choice(tuple(options)), 0, len(options))
+
+
+def _relaxed_args(quote: str, params: dict[str, Any]) -> Node:
+    """Gemma 4's `{key:<|"|>text<|"|>,n:7}`; nested values are constrained as plain JSON."""
+    options: list[Node] = []
+    for key, prop in (params.get("properties") or {}).items():
+        if schema_types(params, key) == {"string"}:
+            value: Node = Sequence((Literal(quote), Text(stop=(quote,)), Literal(quote)))
+        else:
+            value = JsonValue.of(prop if isinstance(prop, dict) else {})
+        options.append(Sequence((Literal(f"{key}:"), value)))
+    body: Node = Repeat(Choice(tuple(options)), 0, len(options), Literal(",")) if options else Sequence(())
+    return Sequence((Literal("{"), body, Literal("}")))
+
+
+def _pythonic_args(params: dict[str, Any]) -> Node:
+    """LFM2's `(key="text", n=7)`: JSON strings, numbers and containers are Python literals too."""
+    options: list[Node] = []
+    for key, prop in (params.get("properties") or {}).items():
+        if schema_types(params, key) == {"boolean"}:
+            value: Node = Choice((Literal("True"), Literal("False")))
+        elif schema_types(params, key) == {"string"}:  # the template prints 'text'; "text" is Python too
+            quoted = Sequence((Literal("'"), Text(stop=("'",)), Literal("'")))
+            value = Choice((quoted, JsonValue.of(prop if isinstance(prop, dict) else {})))
+        else:
+            value = JsonValue.of(prop if isinstance(prop, dict) else {})
+        options.append(Sequence((Literal(f"{key}="), value)))
+    body: Node = Repeat(Choice(tuple(options)), 0, len(options), Literal(", ")) if options else Sequence(())
+    return Sequence((Literal("("), body, Literal(")")))
+
+
+def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> Node:
+    items: list[Node] = []
+    pattern = structure.call_pattern
+    tail = structure.call_separator or structure.tool_section_end
+    for i, token in enumerate(pattern):
+        if token == SLOT_NAME:
+            items.append(Literal(name))
+        elif token == SLOT_ID:
+            items.append(Text(stop=(_next_literal(pattern, i, tail),), max_length=64))
+        elif token == SLOT_INDEX:
+            items.append(Repeat(_DIGITS, 1, 4))
+        elif token == SLOT_CALL:
+            items.append(JsonValue.of(call_schema(structure, name, params)))
+        elif token == SLOT_ARGS:
+            if structure.argument_format is ArgumentFormat.JSON:
+                items.append(JsonValue.of(params))
+            elif structure.argument_format is ArgumentFormat.RELAXED_OBJECT:
+                items.append(_relaxed_args(structure.string_quote, params))
+            elif structure.argument_format is ArgumentFormat.PYTHONIC:
+                items.append(_pythonic_args(params))
+            else:
+                items.append(_tagged_args(structure, params))
+        else:
+            items.append(Literal(token))
+    return Sequence(tuple(items))
+
+
+def tool_call_grammar(
+    analysis: TemplateAnalysis, tools: list[dict[str, Any]] | None, *, parallel: bool | None = None
+) -> ToolCallGrammar | None:
+    """Triggers and grammar of the tool-call section for these tools; None when calls can't be written.
+
+    `parallel`: several calls in one section (the request's parallel_tool_calls); None: what the template
+    can render.
+    """
+    if parallel is None:
+        parallel = analysis.caps.supports_parallel_calls
+    structure = analysis.tools
+    functions = _functions(tools or [])
+    if analysis.caps.is_harmony or not structure.supports_tools or not functions or not structure.triggers:
+        return None
+    calls = tuple(_call(structure, name, params) for name, params in functions)
+    call: Node = calls[0] if len(calls) == 1 else Choice(calls)
+    separator: Node = Literal(structure.call_separator) if structure.call_separator.strip() else Whitespace()
+    items: list[Node] = []
+    if structure.tool_section_start:
+        items.append(Literal(structure.tool_section_start.lstrip()))
+    items.append(Repeat(call, 1, None if parallel else 1, separator))
+    if structure.tool_section_end:
+        items.append(Literal(structure.tool_section_end))
+    root: Node = items[0] if len(items) == 1 else Sequence(tuple(items))
+    if not structure.tool_section_start:
+        first = structure.call_pattern[0] if structure.call_pattern else ""
+        if first not in SLOTS and first != first.lstrip():
+            root = _strip_leading(root)
+    return ToolCallGrammar(triggers=structure.triggers, root=root)
+
+
+def _strip_leading(node: Node) -> Node:
+    """Drop whitespace before the trigger: the root starts at the trigger's first character."""
+    if isinstance(node, Literal):
+        return Literal(node.text.lstrip())
+    if isinstance(node, Sequence) and node.items:
+        return Sequence((_strip_leading(node.items[0]), *node.items[1:]))
+    if isinstance(node, Repeat):
+        return Repeat(_strip_leading(node.item), node.min_count, node.max_count, node.separator)
+    if isinstance(node, Choice):
+        return Choice(tuple(_strip_leading(o) for o in node.options))
+    return node
