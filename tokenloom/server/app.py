@@ -85,6 +85,7 @@ def _load(state: ServerState) -> None:
         config.chat_template_file,
         architecture=loaded.architecture,
         forced_kind=config.chat_format,
+        reasoning_format=config.reasoning_format,
     )
     state.model_id = config.model_alias or (
         DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem

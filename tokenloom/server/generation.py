@@ -73,7 +73,10 @@ async def events_of(
             if item.finish_reason == "error":
                 raise EngineError(item.error or "generation failed")
             usage = Usage(item.prompt_tokens, item.completion_tokens, item.cached_tokens)
-            yield Finish(item.finish_reason, usage)
+            reason = item.finish_reason
+            if reason == "stop" and parser.message().tool_calls:
+                reason = "tool_calls"
+            yield Finish(reason, usage)
 
 
 async def until_done_or_disconnected(

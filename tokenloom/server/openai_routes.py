@@ -43,7 +43,7 @@ async def list_models(request: Request) -> dict[str, Any]:
     }
 
 
-async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, int]:
+async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, str]:
     engine, chat_format = state.ready()
     cached_system = state.cached_system_message
     has_system = any(m.role in ("system", "developer") for m in body.messages)
@@ -69,7 +69,7 @@ async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[
     if chat_format.extra_stops():
         params = dataclasses.replace(params, stop=params.stop + chat_format.extra_stops())
     handle = engine.submit(prompt, params, cache_prefix_len=cache_len)
-    return handle, len(prompt)
+    return handle, text
 
 
 @router.post("/v1/chat/completions")
@@ -78,9 +78,9 @@ async def chat_completions(request: Request) -> Response:
     body = validate_body(ChatCompletionRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
     started = time.monotonic()
-    handle, _ = await submit_chat(state, body)
+    handle, prompt_text = await submit_chat(state, body)
     _, chat_format = state.ready()
-    parser = chat_format.output_parser(body)
+    parser = chat_format.output_parser(body, prompt_text)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     model = state.model_id
     events = events_of(handle, parser, state.metrics, started)

@@ -20,7 +20,8 @@ from tokenloom.harmony import (
     HarmonyOutputParser,
     render_chat_request_segments,
 )
-from tokenloom.parsing.plain import PlainOutputParser
+from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.output_parser import make_output_parser
 from tokenloom.server.wire import ChatCompletionRequest, ChatMessage
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class ChatFormat:
     bos_token: str
     eos_token: str
     kind: ChatFormatKind = "jinja"
+    reasoning_format: str = "auto"  # "none" leaves reasoning markers and text in the content
 
     @classmethod
     def for_model(
@@ -49,6 +51,7 @@ class ChatFormat:
         *,
         architecture: str = "",
         forced_kind: str = "auto",
+        reasoning_format: str = "auto",
     ) -> ChatFormat:
         if override is not None:
             template, source = override.read_text(encoding="utf-8"), "file"
@@ -137,8 +140,19 @@ class ChatFormat:
         probed, _ = self.prompt(request.model_copy(update={"messages": [first, *tail]}))
         return os.path.commonprefix([probed, full_text]) or None  # noqa: RUF071 - text, not paths
 
-    def output_parser(self, request: ChatCompletionRequest) -> OutputParser:
+    def output_parser(self, request: ChatCompletionRequest, prompt_text: str) -> OutputParser:
+        """The parser for this request's output: harmony's, or the auto-parser built from the template."""
+        tools = [t.model_dump(exclude_none=True) for t in request.tools] if request.tools else []
+        if request.tool_choice == "none":
+            tools = []
         if self.kind == "harmony":
-            tools = [t.model_dump(exclude_none=True) for t in request.tools] if request.tools else []
             return HarmonyOutputParser(tools=tools)
-        return PlainOutputParser()
+        kwargs = request.chat_template_kwargs or {}
+        thinking = kwargs.get("enable_thinking", kwargs.get("thinking"))
+        return make_output_parser(
+            analyze(self.template),
+            tools=tools or None,
+            reasoning_format="none" if self.reasoning_format == "none" else "auto",
+            enable_thinking=thinking if isinstance(thinking, bool) else None,
+            generation_prompt=prompt_text,
+        )
