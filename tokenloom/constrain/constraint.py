@@ -12,8 +12,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from tokenloom.constrain.charset import utf8_len, utf8_prefix_range
-from tokenloom.constrain.mask import MaskParts, compute, to_mask
+from tokenloom.constrain.mask import MaskParts, compute, feed_bytes, to_mask
 from tokenloom.constrain.parser import Grammar, ParserState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, Vocab
 from tokenloom.errors import GrammarError
@@ -118,29 +117,7 @@ class Constraint:
         self._feed(text[start:], None)
 
     def _feed(self, data: bytes, token_id: int | None) -> None:
-        st, pending = self._state, self._pending
-        for b in data:
-            if st is None:
-                break
-            if not pending and b < 0x80:
-                st = st.add_char(chr(b))
-                continue
-            pending += bytes((b,))
-            need = utf8_len(pending[0])
-            if need == 0 or (len(pending) > 1 and b & 0xC0 != 0x80):
-                st = None
-            elif len(pending) == need:
-                try:
-                    ch = pending.decode("utf-8")
-                except UnicodeDecodeError:
-                    st = None
-                    continue
-                st = st.add_char(ch)
-                pending = b""
-        if st is not None and pending:
-            rng = utf8_prefix_range(pending)
-            if rng is None or not st.allowed_chars().overlaps(*rng):
-                st = None
+        st, pending = feed_bytes(self._state, self._pending, data)
         self._state, self._pending = st, pending
         if st is None:
             what = f"token {token_id} ({data!r})" if token_id is not None else f"text {data!r}"

@@ -214,6 +214,20 @@ class StrFrame:
     def skip(self, n: int) -> Frame:
         return StrFrame(self.schema, self._bump(n), self.regex)
 
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """In a pattern, most characters usually lead to one looping state (e.g. `.*` of a search)."""
+        if (
+            self.esc
+            or self.regex is None
+            or self.schema.max_len is not None
+            or self.count < self.schema.min_len
+        ):
+            return None
+        hint = self.regex.default()
+        if hint is None or hint[1] is self.regex:
+            return None
+        return hint[0] & JSON_STRING_FREE, StrFrame(self.schema, self.count, hint[1])
+
 
 class _Phase(Enum):
     OPEN = 1  # after "{"
@@ -331,6 +345,19 @@ class ObjFrame:
 
     def free_run(self) -> FreeRun | None:
         return FreeRun(JSON_STRING_FREE, None) if self.phase is _Phase.KEY and self.key is None else None
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """At the start of a name that may be an additional property: chars no known name starts with."""
+        key = self.key
+        if self.phase is not _Phase.KEY or key is None or self.schema.additional is None:
+            return None
+        n = len(key)
+        starts = CharSet.of(
+            "".join(p[n] for p in self.schema.prop_names() if len(p) > n and p.startswith(key))
+        )
+        if key in self.schema.prop_names():
+            starts = starts | _QUOTE  # the closing quote ends a known name here, not an additional one
+        return JSON_STRING_FREE - starts, ObjFrame(self.schema, _Phase.KEY, self.pos, self.num, None)
 
     def skip(self, n: int) -> Frame:
         return self

@@ -80,7 +80,7 @@ class Grammar:
 class ParserState:
     """A set of alternative stacks; hashable by identity because states are interned."""
 
-    __slots__ = ("_allowed", "_can_end", "_free", "_next", "grammar", "mask_cache", "stacks")
+    __slots__ = ("_allowed", "_can_end", "_free", "_next", "grammar", "stacks")
 
     def __init__(self, grammar: Grammar, stacks: tuple[Stack, ...]) -> None:
         self.grammar = grammar
@@ -89,7 +89,6 @@ class ParserState:
         self._allowed: CharSet | None = None
         self._can_end: bool | None = None
         self._free: tuple[FreeRun, FreeFrame] | bool | None = False
-        self.mask_cache: object = None  # owned by the mask computation
 
     def add_char(self, c: str) -> ParserState | None:
         """The state after `c`, or None if `c` is not allowed here."""
@@ -140,6 +139,21 @@ class ParserState:
                 if run is not None and (not top.can_end() or (_below_chars(stack) & run.klass).is_empty()):
                     self._free = (run, top)  # type: ignore[assignment]
         return self._free if self._free is not False else None  # type: ignore[return-value]
+
+    def delegate(self) -> tuple[CharSet, ParserState] | None:
+        """(D, F): every char of D leads from here to the free state F, which D keeps unchanged."""
+        if len(self.stacks) != 1 or not self.stacks[0]:
+            return None
+        stack = self.stacks[0]
+        top = stack[-1]
+        hint = top.delegate() if hasattr(top, "delegate") else None
+        if hint is None:
+            return None
+        target = self.grammar.state((stack[:-1] + (hint[1],),))
+        run = target.free_run()
+        if run is None or run[0].remaining is not None or not (hint[0] - run[0].klass).is_empty():
+            return None
+        return hint[0], target
 
     def skip(self, n: int) -> ParserState:
         """The state after `n` characters of the current free run."""

@@ -221,6 +221,21 @@ class Nfa:
         self.eps[s].append(e)
         return e
 
+    def live_states(self, final: int) -> frozenset[int]:
+        """States from which `final` is reachable without `^` (only usable before the first char)."""
+        back: dict[int, list[int]] = {}
+        for s in range(len(self.edges)):
+            for t in self.eps[s] + self.eol[s] + [t for _, t in self.edges[s]]:
+                back.setdefault(t, []).append(s)
+        seen = {final}
+        todo = [final]
+        while todo:
+            for s in back.get(todo.pop(), []):
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+        return frozenset(seen)
+
     def closure(self, states: set[int], at_start: bool, at_end: bool = False) -> frozenset[int]:
         todo = list(states)
         seen = set(states)
@@ -237,7 +252,7 @@ class Nfa:
 class DState:
     """One state of the lazily built DFA; identity-hashed because each is made once per regex."""
 
-    __slots__ = ("accepting", "chars", "loop", "nfa", "regex", "states", "trans")
+    __slots__ = ("_default", "accepting", "chars", "loop", "nfa", "regex", "states", "trans")
 
     def __init__(self, regex: Regex, states: frozenset[int]) -> None:
         self.regex = regex
@@ -245,12 +260,14 @@ class DState:
         nfa = regex.nfa
         acc = EMPTY
         for s in states:
-            for cs, _ in nfa.edges[s]:
-                acc = acc | cs
+            for cs, t in nfa.edges[s]:
+                if t in regex.live:
+                    acc = acc | cs
         self.chars = acc
         self.accepting = regex.final in nfa.closure(set(states), at_start=False, at_end=True)
         self.trans: dict[str, DState | None] = {}
         self.loop: CharSet | None = None
+        self._default: tuple[CharSet, DState] | bool | None = False
 
     def step(self, c: str) -> DState | None:
         try:
@@ -258,8 +275,9 @@ class DState:
         except KeyError:
             pass
         nfa = self.regex.nfa
-        nxt = {t for s in self.states for cs, t in nfa.edges[s] if c in cs}
-        res = self.regex.dstate(nfa.closure(nxt, at_start=False)) if nxt else None
+        live = self.regex.live
+        nxt = {t for s in self.states for cs, t in nfa.edges[s] if t in live and c in cs}
+        res = self.regex.dstate(nfa.closure(nxt, at_start=False) & live) if nxt else None
         self.trans[c] = res
         return res
 
@@ -276,6 +294,33 @@ class DState:
                     keep.append((lo, hi - 1))
             self.loop = CharSet(keep)
         return self.loop
+
+    def _atoms(self) -> list[tuple[int, int]]:
+        """Maximal ranges on which every transition of this state agrees."""
+        sets = _edge_sets(self)
+        bounds = sorted(
+            {0, 0x110000}
+            | {lo for r in sets for lo, _ in r.ranges}
+            | {hi + 1 for r in sets for _, hi in r.ranges}
+        )
+        return [(lo, hi - 1) for lo, hi in itertools.pairwise(bounds)]
+
+    def default(self) -> tuple[CharSet, DState] | None:
+        """(D, F): the widest set of chars leading to one state F that itself loops on all of D."""
+        if self._default is False:
+            groups: dict[DState, list[tuple[int, int]]] = {}
+            for lo, hi in self._atoms():
+                if self.chars.contains_cp(lo) and (t := self.step(chr(lo))) is not None:
+                    groups.setdefault(t, []).append((lo, hi))
+            best: tuple[CharSet, DState] | None = None
+            for target, ranges in groups.items():
+                cls = CharSet(ranges)
+                size = sum(h - l + 1 for l, h in ranges)
+                if size > 1000 and (cls - target.loop_chars()).is_empty():
+                    if best is None or size > sum(h - l + 1 for l, h in best[0].ranges):
+                        best = (cls, target)
+            self._default = best
+        return self._default if self._default is not False else None  # type: ignore[return-value]
 
 
 def _edge_sets(d: DState) -> list[CharSet]:
@@ -295,7 +340,8 @@ class Regex:
         start = self.nfa.new()
         self.final = self.nfa.build(ast, start)
         self._dstates: dict[frozenset[int], DState] = {}
-        self.initial = self.dstate(self.nfa.closure({start}, at_start=True))
+        self.live = self.nfa.live_states(self.final)
+        self.initial = self.dstate(self.nfa.closure({start}, at_start=True) & self.live)
 
     def dstate(self, states: frozenset[int]) -> DState:
         d = self._dstates.get(states)
@@ -342,3 +388,7 @@ class RegexFrame:
 
     def skip(self, n: int) -> Frame:
         return self
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        hint = self.d.default()
+        return None if hint is None or hint[1] is self.d else (hint[0], RegexFrame(hint[1]))

@@ -10,7 +10,6 @@ Knows nothing of parsers.
 from __future__ import annotations
 
 import bisect
-import re
 import threading
 from typing import Protocol
 
@@ -76,107 +75,75 @@ class Node:
 
 
 class ByteTrie:
-    """Sorted byte strings with their token ids; `root` is the whole vocabulary."""
+    """Sorted byte strings with their token ids, plus a byte matrix for vectorised free-run checks."""
 
     def __init__(self, entries: list[tuple[bytes, int]], n_vocab: int) -> None:
         entries.sort()
         self.n_vocab = n_vocab
         self.keys = [k for k, _ in entries]
+        n = len(self.keys)
         self.ids: IntArray = np.array([i for _, i in entries], dtype=np.int32)
         self.lengths = np.array([len(k) for k in self.keys], dtype=np.int16)
-        self.root = Node(self, 0, len(self.keys), 0)
+        self.width = int(self.lengths.max()) if n else 1
+        blob = b"".join(k.ljust(self.width, b"\0") for k in self.keys)
+        self.matrix = np.frombuffer(blob, dtype=np.uint8).reshape(n, self.width)
+        inside = np.arange(self.width)[None, :] < self.lengths[:, None]
+        self.nchars = (((self.matrix & 0xC0) != 0x80) & inside).sum(axis=1).astype(np.int16)
+        self.invalid = np.zeros(n, dtype=np.bool_)
+        for row, key in enumerate(self.keys):
+            if any(b >= 0x80 for b in key[-4:]):
+                try:
+                    key.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.invalid[row] = True
+        self.first_byte_id = np.zeros(n_vocab, dtype=np.uint8)
+        self.first_byte_id[self.ids] = self.matrix[:, 0]
+        self.root = Node(self, 0, n, 0)
         self._free: dict[CharSet, FreeIndex] = {}
         self._lock = threading.Lock()
+
+    def free_indexes(self) -> list[FreeIndex]:
+        with self._lock:
+            return list(self._free.values())
 
     def free_index(self, klass: CharSet) -> FreeIndex:
         with self._lock:
             idx = self._free.get(klass)
             if idx is None:
+                if len(self._free) > 64:
+                    self._free.pop(next(k for k in self._free if k != JSON_STRING_FREE))
                 idx = self._free[klass] = FreeIndex(self, klass)
             return idx
 
 
 class FreeIndex:
-    """For one class K: per token, where its last non-K byte ends (0: all K), plus K-free splits.
+    """For one class K: per token (sorted order), where its first bad byte is and where its last bad
+    character ends (0: the token is all K); `pure_id`/`nchars_id` by token id for the root bulk.
 
-    `pure` marks tokens made only of K characters (by id), `pure_chars` their length in characters.
-    The other tokens are grouped by what follows their longest K-only prefix (`rests`, one trie per
-    prefix length in characters, and `rests_all` merged), so a walk from a free state only visits
-    the few distinct tails instead of every token.
+    A byte is bad when it is ASCII outside K, or non-ASCII while K lacks some non-ASCII character
+    (then multi-byte characters are checked one by one by the walk). Tokens that are not valid UTF-8
+    on their own (byte fallback, split characters) are always checked one by one.
     """
 
     def __init__(self, trie: ByteTrie, klass: CharSet) -> None:
-        n = len(trie.keys)
-        self.last_bad = np.zeros(n, dtype=np.int16)
-        self.pure: BoolArray = np.zeros(trie.n_vocab, dtype=np.bool_)
-        self.pure_chars = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
-        by_len: dict[int, list[tuple[bytes, int]]] = {}
-        scan = _ascii_scanner(klass)
-        for pos, key in enumerate(trie.keys):
-            tid = int(trie.ids[pos])
-            first, first_chars, last_end, nchars = scan(key) if scan else _scan_generic(key, klass)
-            self.last_bad[pos] = last_end
-            if last_end == 0:
-                self.pure[tid] = True
-                self.pure_chars[tid] = nchars
-            else:
-                by_len.setdefault(first_chars, []).append((key[first:], tid))
-        self.rests = {ln: ByteTrie(list(es), trie.n_vocab) for ln, es in by_len.items()}
-        self.rests_all = ByteTrie([e for es in by_len.values() for e in es], trie.n_vocab)
-        self.max_pure_chars = int(self.pure_chars[self.pure].max()) if self.pure.any() else 0
-
-
-Scan = tuple[int, int, int, int]  # first bad byte, chars before it, end of last bad char, total chars
-
-
-def _ascii_scanner(klass: CharSet) -> object | None:
-    """A fast scanner when K is "everything except some ASCII characters" (JSON strings, free text)."""
-    bad = klass.complement()
-    if any(hi >= 0x80 for _, hi in bad.ranges):
-        return None
-    pattern = re.compile(
-        b"[" + b"".join(re.escape(bytes((c,))) for lo, hi in bad.ranges for c in range(lo, hi + 1)) + b"]"
-    )
-
-    def scan(key: bytes) -> Scan:
-        try:
-            text = key.decode("utf-8")
-            valid = len(key)
-        except UnicodeDecodeError as e:
-            valid = e.start
-            text = key[:valid].decode("utf-8")
-        m = pattern.search(key, 0, valid)
-        first = m.start() if m else valid
-        if m is None and valid == len(key):
-            return 0, 0, 0, len(text)
-        last = valid if valid < len(key) else max(i for i in range(len(key)) if pattern.match(key, i)) + 1
-        return first, len(key[:first].decode("utf-8")), (len(key) if valid < len(key) else last), len(text)
-
-    return scan
-
-
-def _scan_generic(key: bytes, klass: CharSet) -> Scan:
-    try:
-        text = key.decode("utf-8")
-        valid = len(key)
-    except UnicodeDecodeError as e:
-        valid = e.start
-        text = key[:valid].decode("utf-8")
-    first = first_chars = -1
-    last_end = 0 if valid == len(key) else len(key)
-    offset = 0
-    for i, ch in enumerate(text):
-        width = len(ch.encode("utf-8"))
-        if not klass.contains_cp(ord(ch)):
-            if first < 0:
-                first, first_chars = offset, i
-            last_end = max(last_end, offset + width)
-        offset += width
-    if first < 0:
-        first, first_chars = valid, len(text)
-    if last_end == 0:
-        return 0, 0, 0, len(text)
-    return first, first_chars, last_end, len(text)
+        table = np.array([not klass.contains_cp(b) for b in range(128)] + [True] * 128, dtype=np.bool_)
+        if (klass & CharSet([(0x80, 0x10FFFF)])).ranges == ((0x80, 0x10FFFF),):
+            table[0x80:] = False
+        width = trie.width
+        inside = np.arange(width)[None, :] < trie.lengths[:, None]
+        bad = table[trie.matrix] & inside
+        bad[trie.invalid, 0] = True
+        has = bad.any(axis=1)
+        self.first_bad = np.where(has, bad.argmax(axis=1), trie.lengths).astype(np.int16)
+        self.last_bad = np.where(has, width - bad[:, ::-1].argmax(axis=1), 0).astype(np.int16)
+        self.last_bad[trie.invalid] = trie.lengths[trie.invalid]
+        self.mixed_rows = np.nonzero(has)[0]
+        pure_rows = np.nonzero(~has)[0]
+        self.pure_id: BoolArray = np.zeros(trie.n_vocab, dtype=np.bool_)
+        self.pure_id[trie.ids[pure_rows]] = True
+        self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
+        self.nchars_id[trie.ids[pure_rows]] = trie.nchars[pure_rows]
+        self.max_pure_chars = int(trie.nchars[pure_rows].max()) if len(pure_rows) else 0
 
 
 _TRIES: dict[int, tuple[object, ByteTrie]] = {}
@@ -193,7 +160,7 @@ def trie_for(vocab: Vocab) -> ByteTrie:
     special = vocab.special_ids
     entries = [(p, i) for i, p in enumerate(vocab.pieces) if p and i not in special]
     trie = ByteTrie(entries, vocab.n_vocab)
-    trie.free_index(JSON_STRING_FREE)
+    trie.free_index(JSON_STRING_FREE)  # every JSON schema needs it: build it up front
     with _TRIES_LOCK:
         _TRIES[key] = (vocab.pieces, trie)
     return trie
