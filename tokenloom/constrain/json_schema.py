@@ -20,6 +20,7 @@ MAX_NODES = 20_000
 MAX_ENUM = 10_000
 MAX_DEPTH = 64
 MAX_SECONDS = 5.0
+MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
 
 FORMATS = {
     "date": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
@@ -50,7 +51,10 @@ class SchemaCompiler:
         self.formats_ignored: set[str] = set()
 
     def compile(self) -> Schema:
-        return self.node(self.root, self.param, 0)
+        root = self.node(self.root, self.param, 0)
+        if root.first_chars().is_empty():
+            raise GrammarError("the schema admits no value (e.g. a $ref cycle with no content)", param=self.param)
+        return root
 
     def resolve(self, ref: Any, param: str) -> Any:
         if not isinstance(ref, str) or not ref.startswith("#"):
@@ -248,6 +252,8 @@ def _count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> 
         v = int(v)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise GrammarError(f"{key} must be a non-negative integer", param=f"{param}.{key}")
+    if v > MAX_COUNT:
+        raise GrammarError(f"{key} {v} exceeds the limit of {MAX_COUNT}", param=f"{param}.{key}")
     return v
 
 

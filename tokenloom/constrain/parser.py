@@ -129,15 +129,22 @@ class ParserState:
         return self._can_end
 
     def free_run(self) -> tuple[FreeRun, FreeFrame] | None:
-        """The free run of the single stack's top frame, when nothing below could take its characters."""
+        """The free run of the top frame(s), when nothing below could take their characters.
+
+        With several stacks (an anyOf of strings) every top must be in an unlimited run; the class is
+        then the intersection, and `skip` is never needed since the state does not change.
+        """
         if self._free is False:
             self._free = None
-            if len(self.stacks) == 1 and self.stacks[0]:
-                stack = self.stacks[0]
-                top = stack[-1]
-                run = top.free_run() if hasattr(top, "free_run") else None
-                if run is not None and (not top.can_end() or (_below_chars(stack) & run.klass).is_empty()):
-                    self._free = (run, top)  # type: ignore[assignment]
+            runs = [_stack_run(stack) for stack in self.stacks]
+            if len(runs) == 1 and runs[0] is not None:
+                self._free = runs[0]
+            elif runs and all(r is not None and r[0].remaining is None for r in runs):
+                klass = runs[0][0].klass  # type: ignore[index]
+                for r in runs[1:]:
+                    klass = klass & r[0].klass  # type: ignore[index]
+                if not klass.is_empty():
+                    self._free = (FreeRun(klass, None), runs[0][1])  # type: ignore[index]
         return self._free if self._free is not False else None  # type: ignore[return-value]
 
     def delegate(self) -> tuple[CharSet, ParserState] | None:
@@ -158,9 +165,19 @@ class ParserState:
     def skip(self, n: int) -> ParserState:
         """The state after `n` characters of the current free run."""
         run = self.free_run()
-        assert run is not None  # internal: only called on free states
+        assert run is not None and len(self.stacks) == 1  # internal: only called on bounded free states
         stack = self.stacks[0]
         return self.grammar.state(((*stack[:-1], run[1].skip(n)),))
+
+
+def _stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:
+    if not stack:
+        return None
+    top = stack[-1]
+    run = top.free_run() if hasattr(top, "free_run") else None
+    if run is None or (top.can_end() and not (_below_chars(stack) & run.klass).is_empty()):
+        return None
+    return run, top  # type: ignore[return-value]
 
 
 def _below_chars(stack: Stack) -> CharSet:
