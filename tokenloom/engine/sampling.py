@@ -38,6 +38,7 @@ class SamplerChain:
 
     handle: Any
     seed: int
+    is_plain_greedy: bool = False  # argmax of the raw logits: numpy does it without copying candidates
 
     def free(self) -> None:
         if self.handle is not None:
@@ -57,7 +58,8 @@ def build_sampler(params: SamplingParams, n_vocab: int) -> SamplerChain:
             biases[i].token = token_id
             biases[i].bias = bias
         add(chain, llama.llama_sampler_init_logit_bias(n_vocab, len(params.logit_bias), biases))
-    if params.repeat_penalty != 1.0 or params.presence_penalty or params.frequency_penalty:
+    has_penalties = params.repeat_penalty != 1.0 or bool(params.presence_penalty or params.frequency_penalty)
+    if has_penalties:
         add(
             chain,
             llama.llama_sampler_init_penalties(
@@ -79,7 +81,8 @@ def build_sampler(params: SamplingParams, n_vocab: int) -> SamplerChain:
             add(chain, llama.llama_sampler_init_min_p(params.min_p, 1))
         add(chain, llama.llama_sampler_init_temp(params.temperature))
         add(chain, llama.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-    return SamplerChain(handle=chain, seed=seed)
+    plain = params.is_greedy and not params.logit_bias and not has_penalties
+    return SamplerChain(handle=chain, seed=seed, is_plain_greedy=plain)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,122 @@
+"""Command line: `tokenloom serve` and the template tools."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from tokenloom.engine.engine import CACHE_TYPES, EngineConfig
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = subparsers.add_parser("serve", help="start the OpenAI-compatible server")
+    serve.add_argument("--model", "-m", help="GGUF file (default: the packaged Gemma 3 270M)")
+    serve.add_argument("--alias", help="model id to report (default: file name)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--parallel", "-np", type=_positive, default=4, help="slots (concurrent requests)")
+    serve.add_argument("--queue-size", type=int, default=16, help="requests that may wait for a slot")
+    serve.add_argument("--ctx-size", "-c", type=_positive, default=4096, help="context per slot (tokens)")
+    serve.add_argument("--threads", "-t", type=_positive, default=None)
+    serve.add_argument("--batch-size", "-b", type=_positive, default=512)
+    serve.add_argument("--cache-type-k", choices=sorted(CACHE_TYPES), default="f16")
+    serve.add_argument("--cache-type-v", choices=sorted(CACHE_TYPES), default="f16")
+    cache = serve.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--system-prompt-cache", action="store_true", help="keep the system prompt in sequence 0"
+    )
+    cache.add_argument(
+        "--first-message-cache", action="store_true", help="keep the first user message in seq 0"
+    )
+    serve.add_argument("--cache-min-tokens", type=int, default=100)
+    serve.add_argument("--no-prefix-reuse", action="store_true", help="never reuse a slot's KV cache")
+    serve.add_argument("--chat-template-file", type=Path)
+    serve.add_argument(
+        "--chat-format",
+        choices=["auto", "jinja", "harmony"],
+        default="auto",
+        help="harmony: gpt-oss's format",
+    )
+    serve.add_argument("--reasoning-format", choices=["auto", "none"], default="auto")
+    serve.add_argument("--api-key", default=os.environ.get("TOKENLOOM_API_KEY"))
+    serve.add_argument(
+        "--cors-origin", action="append", default=[], help="allowed browser origin (repeatable)"
+    )
+    serve.add_argument("--log-level", default="info")
+    serve.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from tokenloom.server.app import create_app
+    from tokenloom.server.state import ServerConfig, ServerState
+
+    cache_mode = "system" if args.system_prompt_cache else "first" if args.first_message_cache else "none"
+    config = ServerConfig(
+        model_path=args.model,
+        model_alias=args.alias,
+        engine=EngineConfig(
+            n_parallel=args.parallel,
+            n_ctx_slot=args.ctx_size,
+            n_batch=args.batch_size,
+            n_threads=args.threads,
+            cache_type_k=args.cache_type_k,
+            cache_type_v=args.cache_type_v,
+            max_queue=args.queue_size,
+            prefix_reuse=not args.no_prefix_reuse,
+        ),
+        chat_template_file=args.chat_template_file,
+        cache_mode=cache_mode,
+        cache_min_tokens=args.cache_min_tokens,
+        api_key=args.api_key,
+        cors_origins=tuple(args.cors_origin),
+        reasoning_format=args.reasoning_format,
+        chat_format=args.chat_format,
+    )
+
+    def announce(state: ServerState) -> None:
+        print(f"tokenloom ready: http://{args.host}:{args.port}/v1 (model {state.model_id})", flush=True)
+
+    app = create_app(config, on_ready=announce)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=5)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tokenloom", description="A local LLM server on llama.cpp.")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_serve(subparsers)
+    try:
+        from tokenloom.parsing import debugger
+    except ImportError:
+        debugger = None  # type: ignore[assignment]
+    if debugger is not None and hasattr(debugger, "register"):
+        debugger.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(getattr(args, "log_level", "info")).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

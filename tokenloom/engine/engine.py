@@ -1,0 +1,374 @@
+"""The batch engine: one llama context, N slots, one scheduler thread, one llama_decode per step.
+
+Callers `submit` token prompts from any thread and read events from the returned handle; only the
+scheduler thread touches the llama context. Knows nothing of HTTP, templates or JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import llama_cpp as llama
+import numpy as np
+
+from tokenloom.engine.detok import IncrementalDetokenizer
+from tokenloom.engine.jobs import Done, Job, JobHandle, LogitMask, Piece
+from tokenloom.engine.kvcache import pick_free_slot, plan_reuse
+from tokenloom.engine.model import LoadedModel
+from tokenloom.engine.sampling import SamplingParams, StopMatcher, build_sampler
+from tokenloom.engine.scheduler import BatchPlan, plan_batch
+from tokenloom.engine.slots import Slot, SlotState
+from tokenloom.engine.vocab import Tokenizer
+from tokenloom.errors import ContextOverflow, EngineError, Overloaded
+
+logger = logging.getLogger(__name__)
+
+CACHE_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "bf16": 30}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    n_parallel: int = 4
+    n_ctx_slot: int = 4096  # tokens one request may use (prompt + output)
+    n_batch: int = 512
+    n_threads: int | None = None
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    max_queue: int = 16  # requests waiting for a slot beyond the N running ones
+    prefix_reuse: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStats:
+    busy_slots: int
+    queued: int
+    n_slots: int
+
+
+class Engine:
+    """Continuous batching over `n_parallel` sequences (1..N) plus sequence 0 for the message cache."""
+
+    def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None) -> None:
+        self.config = config or EngineConfig()
+        self.loaded = loaded
+        self.tokenizer = Tokenizer(loaded)
+        self.n_vocab = self.tokenizer.n_vocab
+        self._ctx = self._create_context()
+        self._memory = llama.llama_get_memory(self._ctx)
+        self.n_ctx_slot = int(llama.llama_n_ctx_seq(self._ctx))
+        self._batch = llama.llama_batch_init(self.config.n_batch, 0, 1)
+        self.slots = [Slot(slot_id=i, seq_id=i + 1) for i in range(self.config.n_parallel)]
+        self.cache_slot = Slot(slot_id=-1, seq_id=0, is_cache=True)
+        self._waiting: deque[Job] = deque()
+        self._n_inflight = 0
+        self._cond = threading.Condition()
+        self._running = True
+        self._thread = threading.Thread(target=self._run, name="tokenloom-scheduler", daemon=True)
+        self._thread.start()
+
+    # ---- set-up -----------------------------------------------------------------------------------
+    def _create_context(self) -> Any:
+        cfg = self.config
+        params = llama.llama_context_default_params()
+        n_seq = cfg.n_parallel + 1
+        params.n_ctx = cfg.n_ctx_slot * n_seq
+        params.n_batch = cfg.n_batch
+        params.n_ubatch = cfg.n_batch
+        params.n_seq_max = n_seq
+        threads = cfg.n_threads or max(1, min(os.cpu_count() or 1, 8))
+        params.n_threads = threads
+        params.n_threads_batch = threads
+        params.type_k = CACHE_TYPES[cfg.cache_type_k]
+        params.type_v = CACHE_TYPES[cfg.cache_type_v]
+        params.swa_full = True  # sliding-window models keep every position, so prefixes stay reusable
+        params.kv_unified = False  # a stream per sequence: a request's math never depends on its neighbours
+        # The CPU flash-attention kernels accumulate differently for one row than for many, which makes a
+        # request's logits depend on its batch neighbours (measured: up to 0.66 apart). Without it the
+        # logits are bit-identical, so seeded sampling reproduces. A quantized V cache needs it, though.
+        needs_flash = cfg.cache_type_v not in ("f16", "f32", "bf16")
+        params.flash_attn_type = 1 if needs_flash else 0
+        params.no_perf = True
+        ctx = llama.llama_init_from_model(self.loaded.model, params)
+        if not ctx:
+            raise EngineError("llama.cpp could not create a context (try a smaller --ctx-size)")
+        return ctx
+
+    # ---- caller side ------------------------------------------------------------------------------
+    def submit(
+        self,
+        prompt: list[int],
+        params: SamplingParams,
+        *,
+        constraint: LogitMask | None = None,
+        cache_prefix_len: int = 0,
+        job_id: str = "",
+    ) -> JobHandle:
+        """Queue a generation; raises ContextOverflow or Overloaded instead of accepting what can't run."""
+        if not prompt:
+            raise ContextOverflow("the prompt is empty after tokenization", param="messages")
+        if len(prompt) >= self.n_ctx_slot:
+            raise ContextOverflow(
+                f"the prompt has {len(prompt)} tokens but a request may use at most {self.n_ctx_slot} "
+                f"tokens (prompt + output) on this server",
+                param="messages",
+            )
+        job = Job(job_id=job_id, prompt=list(prompt), params=params, constraint=constraint)
+        job.cache_prefix_len = min(cache_prefix_len, len(prompt) - 1)
+        job.enqueued_at = time.monotonic()
+        handle = JobHandle.for_current_loop(job)
+        handle._on_cancel = self._wake
+        with self._cond:
+            if not self._running:
+                raise EngineError("the engine is shut down")
+            if self._n_inflight >= self.config.n_parallel + self.config.max_queue:
+                raise Overloaded(
+                    f"all {self.config.n_parallel} slots are busy and the queue of {self.config.max_queue} "
+                    "is full; retry shortly",
+                    retry_after=1,
+                )
+            self._n_inflight += 1
+            self._waiting.append(job)
+            self._cond.notify()
+        return handle
+
+    def stats(self) -> EngineStats:
+        with self._cond:
+            busy = sum(1 for s in self.slots if s.is_busy)
+            return EngineStats(busy_slots=busy, queued=len(self._waiting), n_slots=len(self.slots))
+
+    def close(self) -> None:
+        with self._cond:
+            self._running = False
+            self._cond.notify()
+        self._thread.join(timeout=10)
+        if self._thread.is_alive():
+            return
+        for job in list(self._waiting):
+            job.emit(Done("cancelled", len(job.prompt), 0, 0, error="server shutting down"))
+        llama.llama_batch_free(self._batch)
+        llama.llama_free(self._ctx)
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify()
+
+    # ---- scheduler thread -------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._running:
+                    break
+                if not self._waiting and not self._has_work():
+                    self._cond.wait(timeout=0.5)
+                    continue
+            try:
+                self.step()
+            except Exception:  # a bug must not kill the thread silently: fail the running jobs loudly
+                logger.exception("scheduler step failed")
+                for slot in self._all_slots():
+                    if slot.job is not None:
+                        self._finish(slot, "error", error="internal engine error")
+
+    def _all_slots(self) -> list[Slot]:
+        return [self.cache_slot, *self.slots]
+
+    def _has_work(self) -> bool:
+        return any(s.is_busy for s in self._all_slots())
+
+    def step(self) -> BatchPlan:
+        """Admit, plan, decode once, sample: one scheduler iteration (public so tests can drive it)."""
+        self._drop_cancelled()
+        self._admit()
+        self._resume_waiting()
+        plan = plan_batch(self._all_slots(), self.config.n_batch)
+        if plan.entries:
+            self._decode(plan)
+        return plan
+
+    def _drop_cancelled(self) -> None:
+        with self._cond:
+            kept = deque(j for j in self._waiting if not j.cancelled)
+            dropped = [j for j in self._waiting if j.cancelled]
+            self._waiting = kept
+        for job in dropped:
+            self._emit_done(job, Done("cancelled", len(job.prompt), 0, 0))
+        for slot in self.slots:
+            if slot.job is not None and slot.job.cancelled:
+                self._finish(slot, "cancelled")
+
+    def _admit(self) -> None:
+        while True:
+            free = [s for s in self.slots if not s.is_busy]
+            with self._cond:
+                if not free or not self._waiting:
+                    return
+                job = self._waiting.popleft()
+            if job.cache_prefix_len > 0:
+                self._ensure_message_cache(job)
+            slot = pick_free_slot(free, job.prompt) if self.config.prefix_reuse else free[0]
+            self._start(slot, job)
+
+    def _ensure_message_cache(self, job: Job) -> None:
+        """Sequence 0 holds the system prompt / first message; a different one replaces it."""
+        cache = self.cache_slot
+        prefix = job.prompt[: job.cache_prefix_len]
+        if cache.cached == prefix or (cache.job is not None and cache.job.prompt == prefix):
+            return
+        if cache.is_busy:
+            return  # filling another prefix right now; this job simply does not use the cache
+        llama.llama_memory_seq_rm(self._memory, cache.seq_id, -1, -1)
+        cache.cached = []
+        cache.job = Job(job_id="message-cache", prompt=prefix, params=SamplingParams())
+        cache.job.enqueued_at = job.enqueued_at
+        cache.state = SlotState.PREFILL
+
+    def _start(self, slot: Slot, job: Job) -> None:
+        slot.job = job
+        slot.last_used = time.monotonic()
+        slot.sampler = build_sampler(job.params, self.n_vocab)
+        slot.detok = IncrementalDetokenizer()
+        slot.stop = StopMatcher(job.params.stop)
+        handle = slot.sampler.handle
+        for token in job.prompt[-max(job.params.penalty_last_n, 0) :]:
+            llama.llama_sampler_accept(handle, token)
+        self._place_prefix(slot)
+
+    def _place_prefix(self, slot: Slot) -> None:
+        """Decide how this slot's prompt prefix gets into its KV cache, and apply it (or wait)."""
+        assert slot.job is not None
+        if not self.config.prefix_reuse:
+            self._seq_keep(slot, 0)
+            slot.state = SlotState.PREFILL
+            return
+        plan = plan_reuse(slot, slot.job.prompt, self._all_slots())
+        if plan.wait_for is not None:
+            slot.state = SlotState.WAITING
+            slot.wait_for, slot.wait_until = plan.wait_for, plan.wait_until
+            return
+        if plan.source is not None:
+            mem, dst = self._memory, slot.seq_id
+            llama.llama_memory_seq_rm(mem, dst, -1, -1)
+            llama.llama_memory_seq_cp(mem, plan.source.seq_id, dst, -1, -1)
+            llama.llama_memory_seq_rm(mem, dst, plan.copy_len, -1)
+            slot.cached = plan.source.cached[: plan.copy_len]
+        else:
+            self._seq_keep(slot, plan.keep)
+        slot.reused_tokens = plan.reused
+        slot.state = SlotState.PREFILL
+
+    def _seq_keep(self, slot: Slot, keep: int) -> None:
+        if not llama.llama_memory_seq_rm(self._memory, slot.seq_id, keep, -1):
+            llama.llama_memory_seq_rm(self._memory, slot.seq_id, -1, -1)
+            keep = 0
+        slot.cached = slot.cached[:keep]
+
+    def _resume_waiting(self) -> None:
+        for slot in self.slots:
+            if slot.state is not SlotState.WAITING or slot.wait_for is None:
+                continue
+            leader = slot.wait_for
+            still_computing = leader.state in (SlotState.PREFILL, SlotState.WAITING)
+            if len(leader.cached) >= slot.wait_until or not still_computing:
+                slot.wait_for = None
+                self._place_prefix(slot)
+
+    def _decode(self, plan: BatchPlan) -> None:
+        batch = self._batch
+        n = 0
+        logit_rows: list[tuple[Slot, int]] = []
+        for entry in plan.entries:
+            seq_id = entry.slot.seq_id
+            for offset, token in enumerate(entry.tokens):
+                batch.token[n] = token
+                batch.pos[n] = entry.start_pos + offset
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = seq_id
+                batch.logits[n] = 0
+                n += 1
+            if entry.wants_logits:
+                batch.logits[n - 1] = 1
+                logit_rows.append((entry.slot, n - 1))
+        batch.n_tokens = n
+        rc = llama.llama_decode(self._ctx, batch)
+        if rc != 0:
+            logger.error("llama_decode returned %d for %d tokens", rc, n)
+            for entry in plan.entries:
+                if entry.slot.is_cache:
+                    self._reset_cache_slot()
+                elif entry.slot.job is not None:
+                    self._finish(entry.slot, "error", error=f"llama_decode failed ({rc})")
+            return
+        for entry in plan.entries:
+            entry.slot.cached.extend(entry.tokens)
+            if entry.slot.is_cache and not entry.slot.remaining_prompt():
+                entry.slot.release()  # the message cache is complete; its KV stays in sequence 0
+        for slot, row in logit_rows:
+            if slot.job is not None:
+                self._sample(slot, row)
+
+    def _reset_cache_slot(self) -> None:
+        llama.llama_memory_seq_rm(self._memory, self.cache_slot.seq_id, -1, -1)
+        self.cache_slot.cached = []
+        self.cache_slot.release()
+
+    def _sample(self, slot: Slot, row: int) -> None:
+        job = slot.job
+        assert job is not None and slot.sampler is not None
+        constraint = job.constraint
+        mask = constraint.allowed() if constraint is not None else None
+        if mask is not None and not mask.any():
+            self._finish(slot, "error", error="the output constraint allows no further token")
+            return
+        if mask is not None or slot.sampler.is_plain_greedy:
+            logits = np.ctypeslib.as_array(llama.llama_get_logits_ith(self._ctx, row), shape=(self.n_vocab,))
+            if mask is not None:
+                np.copyto(logits, -np.inf, where=~mask)
+        if slot.sampler.is_plain_greedy:
+            # llama.cpp's sampler copies all candidates first (about 1 ms for 262k tokens); argmax suffices
+            token = int(logits.argmax())
+        else:
+            token = int(llama.llama_sampler_sample(slot.sampler.handle, self._ctx, row))
+        if constraint is not None:
+            constraint.advance(token)
+        if self.tokenizer.is_eog(token) and not job.params.ignore_eos:
+            self._finish(slot, "stop")
+            return
+        slot.n_generated += 1
+        assert slot.detok is not None and slot.stop is not None
+        text, hit_stop = slot.stop.feed(slot.detok.feed(self.tokenizer.piece(token)))
+        if text:
+            job.emit(Piece(text, token))
+        if hit_stop:
+            self._finish(slot, "stop", flush=False)
+        elif (job.params.max_tokens is not None and slot.n_generated >= job.params.max_tokens) or len(
+            slot.cached
+        ) + 1 >= self.n_ctx_slot:
+            self._finish(slot, "length")
+        else:
+            slot.next_token = token
+            slot.state = SlotState.DECODE
+
+    def _finish(self, slot: Slot, reason: str, *, error: str | None = None, flush: bool = True) -> None:
+        job = slot.job
+        if job is None:
+            return
+        if flush and slot.detok is not None and slot.stop is not None and reason in ("stop", "length"):
+            tail, _ = slot.stop.feed(slot.detok.flush())
+            tail += slot.stop.flush()
+            if tail:
+                job.emit(Piece(tail, -1))
+        done = Done(reason, len(job.prompt), slot.n_generated, slot.reused_tokens, error=error)
+        slot.last_used = time.monotonic()
+        slot.release()
+        self._emit_done(job, done)
+
+    def _emit_done(self, job: Job, done: Done) -> None:
+        with self._cond:
+            self._n_inflight -= 1
+        job.emit(done)

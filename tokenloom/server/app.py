@@ -1,0 +1,150 @@
+"""The FastAPI app: lifespan model loading, health, metrics, auth and CORS around the API routes."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tokenloom.engine.engine import Engine
+from tokenloom.engine.model import DEFAULT_MODEL_ID, load_model
+from tokenloom.errors import TokenloomError
+from tokenloom.server import errors as error_handlers
+from tokenloom.server.openai_routes import router as openai_router
+from tokenloom.server.prompting import ChatFormat
+from tokenloom.server.state import ServerConfig, ServerState
+
+logger = logging.getLogger(__name__)
+OPEN_PATHS = frozenset({"/health"})
+
+
+class ApiKeyMiddleware:
+    """Bearer-token check in constant time; only the Authorization header counts, nothing bypasses it."""
+
+    def __init__(self, app: ASGIApp, api_key: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {api_key}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or scope["method"] == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        given = b""
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                given = value
+                break
+        if not hmac.compare_digest(given, self._expected):
+            body = error_handlers.error_body(
+                "invalid or missing API key", "authentication_error", code="invalid_api_key"
+            )
+            await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})(
+                scope, receive, send
+            )
+            return
+        await self.app(scope, receive, send)
+
+
+class RequestCounter:
+    """Counts API requests by path and status (plain ASGI, so streaming and disconnects pass untouched)."""
+
+    def __init__(self, app: ASGIApp, state: ServerState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_counting(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                self.state.metrics.requests.labels(scope["path"], str(message["status"])).inc()
+            await send(message)
+
+        await self.app(scope, receive, send_counting)
+
+
+def _load(state: ServerState) -> None:
+    config = state.config
+    loaded = load_model(config.model_path, progress=True)
+    engine = Engine(loaded, config.engine)
+    state.chat_format = ChatFormat.for_model(
+        engine.tokenizer,
+        loaded.chat_template,
+        config.chat_template_file,
+        architecture=loaded.architecture,
+        forced_kind=config.chat_format,
+    )
+    state.model_id = config.model_alias or (
+        DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
+    )
+    state.metrics.bind_engine_gauges(lambda: engine.stats().queued, lambda: engine.stats().busy_slots)
+    state.engine = engine
+
+
+def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | None = None) -> FastAPI:
+    state = ServerState(config=config)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        async def load() -> None:
+            try:
+                await asyncio.to_thread(_load, state)
+            except TokenloomError as exc:
+                state.load_error = exc.message
+                logger.error("model loading failed: %s", exc.message)
+                return
+            if on_ready is not None:
+                on_ready(state)
+
+        task = asyncio.create_task(load())
+        yield
+        task.cancel()
+        if state.engine is not None:
+            await asyncio.to_thread(state.engine.close)
+
+    app = FastAPI(title="tokenloom", lifespan=lifespan)
+    app.state.tokenloom = state
+    app.add_exception_handler(TokenloomError, error_handlers.tokenloom_error_handler)
+    app.add_exception_handler(StarletteHTTPException, error_handlers.http_error_handler)
+    app.add_exception_handler(Exception, error_handlers.unexpected_error_handler)
+    app.include_router(openai_router)
+
+    @app.get("/health")
+    async def health() -> Response:
+        if state.is_ready:
+            return JSONResponse({"status": "ok"})
+        status = "error" if state.load_error else "loading"
+        body: dict[str, Any] = {"status": status}
+        body.update(
+            error_handlers.error_body(state.load_error or "the model is loading", "unavailable_error")
+        )
+        return JSONResponse(body, status_code=503)
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        return Response(state.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    app.add_middleware(RequestCounter, state=state)
+    if config.api_key:
+        app.add_middleware(ApiKeyMiddleware, api_key=config.api_key)
+    if config.cors_origins:
+        wildcard = "*" in config.cors_origins
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.cors_origins),
+            allow_credentials=not wildcard,  # never reflect an arbitrary origin together with credentials
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    return app

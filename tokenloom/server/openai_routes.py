@@ -1,0 +1,187 @@
+"""OpenAI-compatible routes: chat completions, completions, models."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from tokenloom.engine.jobs import Done, JobHandle, Piece
+from tokenloom.errors import EngineError, TokenloomError
+from tokenloom.events import Event
+from tokenloom.parsing.plain import PlainOutputParser
+from tokenloom.server.encode_openai import ChunkEncoder, ResponseCollector, usage_body
+from tokenloom.server.errors import parse_json_body, validate_body
+from tokenloom.server.generation import events_of, sampling_params, until_done_or_disconnected
+from tokenloom.server.sse import SSE_DONE, sse_data
+from tokenloom.server.state import ServerState
+from tokenloom.server.wire import ChatCompletionRequest, CompletionRequest
+
+logger = logging.getLogger(__name__)
+router = APIRouter()
+
+
+def _state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.tokenloom
+    return state
+
+
+@router.get("/v1/models")
+async def list_models(request: Request) -> dict[str, Any]:
+    state = _state(request)
+    state.ready()
+    return {
+        "object": "list",
+        "data": [{"id": state.model_id, "object": "model", "created": 0, "owned_by": "tokenloom"}],
+    }
+
+
+async def _submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, int]:
+    engine, chat_format = state.ready()
+    text, prompt = await asyncio.to_thread(chat_format.prompt, body)
+    cache_len = 0
+    if state.config.cache_mode != "none":
+        prefix_text = await asyncio.to_thread(
+            chat_format.cacheable_prefix, body, state.config.cache_mode, text
+        )
+        if prefix_text is not None:
+            prefix = chat_format.tokenize_prompt(prefix_text)
+            shared = 0
+            while shared < min(len(prefix), len(prompt)) and prefix[shared] == prompt[shared]:
+                shared += 1
+            if shared >= state.config.cache_min_tokens:
+                cache_len = shared
+    params = sampling_params(body, engine.n_vocab, body.max_completion_tokens or body.max_tokens)
+    if chat_format.extra_stops():
+        params = dataclasses.replace(params, stop=params.stop + chat_format.extra_stops())
+    handle = engine.submit(prompt, params, cache_prefix_len=cache_len)
+    return handle, len(prompt)
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    state = _state(request)
+    body = validate_body(ChatCompletionRequest, parse_json_body(await request.body()))
+    state.check_model(body.model)
+    started = time.monotonic()
+    handle, _ = await _submit_chat(state, body)
+    _, chat_format = state.ready()
+    parser = chat_format.output_parser(body)
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    model = state.model_id
+    events = events_of(handle, parser, state.metrics, started)
+    if body.stream:
+        include_usage = bool(body.stream_options and body.stream_options.include_usage)
+        encoder = ChunkEncoder(completion_id, model, include_usage=include_usage)
+        return StreamingResponse(_stream_chat(encoder, events, handle), media_type="text/event-stream")
+
+    async def collect() -> dict[str, Any]:
+        collector = ResponseCollector()
+        async for event in events:
+            collector.add(event)
+        return collector.response(completion_id, model)
+
+    try:
+        result = await until_done_or_disconnected(collect(), request.is_disconnected, handle.cancel)
+    except BaseException:
+        handle.cancel()
+        raise
+    if result is None:
+        return Response(status_code=499)
+    return JSONResponse(result)
+
+
+async def _stream_chat(
+    encoder: ChunkEncoder, events: AsyncIterator[Event], handle: JobHandle
+) -> AsyncIterator[bytes]:
+    try:
+        yield sse_data(encoder.opening())
+        async for event in events:
+            for chunk in encoder.encode(event):
+                yield sse_data(chunk)
+    except TokenloomError as exc:
+        yield sse_data(encoder.error(exc.message, exc.type))
+    finally:
+        handle.cancel()  # no-op when finished; frees the slot when the client went away mid-stream
+    yield SSE_DONE
+
+
+@router.post("/v1/completions")
+async def completions(request: Request) -> Response:
+    state = _state(request)
+    body = validate_body(CompletionRequest, parse_json_body(await request.body()))
+    state.check_model(body.model)
+    engine, chat_format = state.ready()
+    if isinstance(body.prompt, str):
+        prompt = await asyncio.to_thread(chat_format.tokenize_prompt, body.prompt)
+    else:
+        prompt = [int(t) for t in body.prompt]  # type: ignore[union-attr]
+        if max(prompt) >= engine.n_vocab:
+            from tokenloom.errors import InvalidRequest
+
+            raise InvalidRequest(f"prompt token ids must be below {engine.n_vocab}", param="prompt")
+    params = sampling_params(body, engine.n_vocab, body.max_tokens or 16)
+    started = time.monotonic()
+    handle = engine.submit(prompt, params)
+    completion_id = f"cmpl-{uuid.uuid4().hex}"
+    created = int(time.time())
+
+    def chunk(text: str, finish: str | None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": completion_id,
+            "object": "text_completion",
+            "created": created,
+            "model": state.model_id,
+            "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}],
+        }
+        if usage is not None:
+            out["usage"] = usage
+        return out
+
+    events = events_of(handle, PlainOutputParser(), state.metrics, started)
+    if body.stream:
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                async for event in events:
+                    text = getattr(event, "text", "")
+                    reason = getattr(event, "reason", None)
+                    if text or reason:
+                        usage = usage_body(event.usage) if reason and hasattr(event, "usage") else None
+                        yield sse_data(chunk(text, reason, usage))
+            except TokenloomError as exc:
+                payload = chunk("", "error")
+                payload["error"] = {"message": exc.message, "type": exc.type, "param": None, "code": None}
+                yield sse_data(payload)
+            finally:
+                handle.cancel()
+            yield SSE_DONE
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    async def collect() -> dict[str, Any]:
+        parts: list[str] = []
+        finish: Any = None
+        async for event in events:
+            if hasattr(event, "reason"):
+                finish = event
+            else:
+                parts.append(getattr(event, "text", ""))
+        if finish is None:
+            raise EngineError("generation ended without a finish")
+        return chunk("".join(parts), finish.reason, usage_body(finish.usage))
+
+    result = await until_done_or_disconnected(collect(), request.is_disconnected, handle.cancel)
+    if result is None:
+        return Response(status_code=499)
+    return JSONResponse(result)
+
+
+__all__ = ["Done", "Piece", "router"]

@@ -1,0 +1,58 @@
+"""What a running server holds: configuration, the engine once loaded, the chat format, metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tokenloom.engine.engine import Engine, EngineConfig
+from tokenloom.errors import ModelNotFound, TokenloomError
+from tokenloom.server.metrics import Metrics
+from tokenloom.server.prompting import CacheMode, ChatFormat
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    model_path: str | None = None  # None: the packaged Gemma 3 270M
+    model_alias: str | None = None
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    chat_template_file: Path | None = None
+    cache_mode: CacheMode = "none"  # seed 003's system-prompt / first-message cache in sequence 0
+    cache_min_tokens: int = 100
+    api_key: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    reasoning_format: str = "auto"
+    chat_format: str = "auto"  # "auto" (from the template/architecture), "jinja" or "harmony"
+
+
+@dataclass(slots=True)
+class ServerState:
+    config: ServerConfig
+    metrics: Metrics = field(default_factory=Metrics)
+    engine: Engine | None = None
+    chat_format: ChatFormat | None = None
+    model_id: str = ""
+    load_error: str | None = None
+
+    @property
+    def is_ready(self) -> bool:
+        return self.engine is not None and self.chat_format is not None
+
+    def ready(self) -> tuple[Engine, ChatFormat]:
+        if self.engine is None or self.chat_format is None:
+            raise TokenloomError(self.load_error or "the model is still loading")
+        return self.engine, self.chat_format
+
+    def check_model(self, requested: str) -> None:
+        """An empty name or one of ours is accepted; any other name is a 404 as OpenAI answers."""
+        if requested and requested not in self.model_names():
+            raise ModelNotFound(
+                f"the model {requested!r} is not served here; try {self.model_id!r}", param="model"
+            )
+
+    def model_names(self) -> set[str]:
+        names = {self.model_id}
+        if self.engine is not None:
+            path = self.engine.loaded.path
+            names |= {path.name, path.stem}
+        return names
