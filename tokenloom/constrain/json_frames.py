@@ -26,15 +26,19 @@ Replacements = list[tuple[Frame, ...]]
 
 @dataclass(frozen=True, slots=True)
 class WsFrame:
-    """Optional whitespace, at most MAX_WS characters in a row."""
+    """Optional whitespace: at most MAX_WS characters in a row, plus room for the indentation of
+    pretty JSON `depth` containers deep (4 per level)."""
 
     count: int = 0
+    depth: int = 0
 
     def chars(self) -> CharSet:
-        return WHITESPACE if self.count < MAX_WS else EMPTY
+        return WHITESPACE if self.count < MAX_WS + 4 * self.depth else EMPTY
 
     def feed(self, c: str) -> Replacements:
-        return [(WsFrame(self.count + 1),)] if c in " \t\n\r" and self.count < MAX_WS else []
+        if c not in " \t\n\r" or self.count >= MAX_WS + 4 * self.depth:
+            return []
+        return [(WsFrame(self.count + 1, self.depth),)]
 
     def can_end(self) -> bool:
         return True
@@ -45,18 +49,19 @@ class ValueFrame:
     """Before the first character of a value of `schema`."""
 
     schema: Schema
+    depth: int = 0
 
     def chars(self) -> CharSet:
         return self.schema.first_chars()
 
     def feed(self, c: str) -> Replacements:
-        return start_value(self.schema, c)
+        return start_value(self.schema, c, self.depth)
 
     def can_end(self) -> bool:
         return False
 
 
-def start_value(schema: Schema, c: str) -> Replacements:
+def start_value(schema: Schema, c: str, depth: int = 0) -> Replacements:
     """Frames for a value of `schema` whose first character `c` was just read."""
     out: Replacements = []
     for alt in schema.alternatives():
@@ -65,9 +70,9 @@ def start_value(schema: Schema, c: str) -> Replacements:
             continue
         types = alt.types
         if c == "{" and "object" in types:
-            out.append((ObjFrame(alt, _Phase.OPEN), WsFrame()))
+            out.append((ObjFrame(alt, _Phase.OPEN, depth=depth + 1), WsFrame(0, depth + 1)))
         elif c == "[" and "array" in types:
-            out.append((ArrFrame(alt, 0), WsFrame()))
+            out.append((ArrFrame(alt, 0, False, depth + 1), WsFrame(0, depth + 1)))
         elif c == '"' and "string" in types:
             regex = alt.regex.initial if alt.regex is not None else None
             out.append((StrFrame(alt, 0, regex),))
@@ -251,6 +256,7 @@ class ObjFrame:
     num: int = 0
     key: str | None = ""
     value: Schema | None = None
+    depth: int = 1
 
     def _candidates(self) -> list[tuple[int, str]]:
         """Known properties that may come next: from `pos` up to the first required one."""
@@ -317,7 +323,8 @@ class ObjFrame:
                 close = self._close_key()
                 if close is None:
                     return []
-                return [(ObjFrame(s, _Phase.COLON, close[0], self.num, None, close[1]), WsFrame())]
+                colon = ObjFrame(s, _Phase.COLON, close[0], self.num, None, close[1], self.depth)
+                return [(colon, WsFrame(0, self.depth))]
             if not JSON_STRING_FREE.contains_cp(ord(c)):
                 return []
             key = None if self.key is None else self.key + c
@@ -326,18 +333,24 @@ class ObjFrame:
                     return []
                 if not any(n.startswith(key) for n in s.prop_names()):
                     key = None  # can only be an additional property from here on
-            return [(ObjFrame(s, _Phase.KEY, self.pos, self.num, key),)]
+            return [(ObjFrame(s, _Phase.KEY, self.pos, self.num, key, None, self.depth),)]
         if ph is _Phase.COLON:
             if c != ":" or self.value is None:
                 return []
-            after = ObjFrame(s, _Phase.AFTER_VALUE, self.pos, self.num + 1)
-            return [(after, WsFrame(), ValueFrame(self.value), WsFrame())]
+            after = ObjFrame(s, _Phase.AFTER_VALUE, self.pos, self.num + 1, "", None, self.depth)
+            ws = WsFrame(0, self.depth)
+            return [(after, ws, ValueFrame(self.value, self.depth), ws)]
         if c == '"' and (ph is _Phase.AFTER_COMMA or (ph is _Phase.OPEN and self._more_keys())):
-            return [(ObjFrame(s, _Phase.KEY, self.pos, self.num, ""),)]
+            return [(ObjFrame(s, _Phase.KEY, self.pos, self.num, "", None, self.depth),)]
         if c == "}" and ph is not _Phase.AFTER_COMMA and self._can_close():
             return [()]
         if c == "," and ph is _Phase.AFTER_VALUE and self._more_keys():
-            return [(ObjFrame(s, _Phase.AFTER_COMMA, self.pos, self.num), WsFrame())]
+            return [
+                (
+                    ObjFrame(s, _Phase.AFTER_COMMA, self.pos, self.num, "", None, self.depth),
+                    WsFrame(0, self.depth),
+                )
+            ]
         return []
 
     def can_end(self) -> bool:
@@ -357,7 +370,9 @@ class ObjFrame:
         )
         if key in self.schema.prop_names():
             starts = starts | _QUOTE  # the closing quote ends a known name here, not an additional one
-        return JSON_STRING_FREE - starts, ObjFrame(self.schema, _Phase.KEY, self.pos, self.num, None)
+        return JSON_STRING_FREE - starts, ObjFrame(
+            self.schema, _Phase.KEY, self.pos, self.num, None, None, self.depth
+        )
 
     def skip(self, n: int) -> Frame:
         return self
@@ -370,6 +385,7 @@ class ArrFrame:
     schema: Schema
     count: int
     after_value: bool = False
+    depth: int = 1
 
     def _item(self) -> Schema | None:
         s = self.schema
@@ -396,10 +412,11 @@ class ArrFrame:
         if item is None:
             return []
         cap = max(self.schema.min_items, self.schema.max_items or 0, len(self.schema.prefix)) + 1
-        nxt = ArrFrame(self.schema, min(self.count + 1, cap), True)
+        nxt = ArrFrame(self.schema, min(self.count + 1, cap), True, self.depth)
+        ws = WsFrame(0, self.depth)
         if self.after_value:
-            return [(nxt, WsFrame(), ValueFrame(item), WsFrame())] if c == "," else []
-        return [(nxt, WsFrame(), *rep) for rep in start_value(item, c)]
+            return [(nxt, ws, ValueFrame(item, self.depth), ws)] if c == "," else []
+        return [(nxt, ws, *rep) for rep in start_value(item, c, self.depth)]
 
     def can_end(self) -> bool:
         return False

@@ -29,6 +29,9 @@ FORMATS = {
     r"(\.\d{1,9})?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)",
     "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
     "email": r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+",
+    "uri": r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\\\"<>^`{|}]*",
+    "hostname": r"[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*",
+    "ipv4": r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)",
 }
 UNENFORCED = ("uniqueItems", "multipleOf", "not", "propertyNames", "patternProperties", "contains")
 UNENFORCED += ("if", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
@@ -53,7 +56,9 @@ class SchemaCompiler:
     def compile(self) -> Schema:
         root = self.node(self.root, self.param, 0)
         if root.first_chars().is_empty():
-            raise GrammarError("the schema admits no value (e.g. a $ref cycle with no content)", param=self.param)
+            raise GrammarError(
+                "the schema admits no value (e.g. a $ref cycle with no content)", param=self.param
+            )
         return root
 
     def resolve(self, ref: Any, param: str) -> Any:

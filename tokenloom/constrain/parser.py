@@ -156,7 +156,7 @@ class ParserState:
         hint = top.delegate() if hasattr(top, "delegate") else None
         if hint is None:
             return None
-        target = self.grammar.state((stack[:-1] + (hint[1],),))
+        target = self.grammar.state(((*stack[:-1], hint[1]),))
         run = target.free_run()
         if run is None or run[0].remaining is not None or not (hint[0] - run[0].klass).is_empty():
             return None
