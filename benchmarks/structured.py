@@ -1,9 +1,10 @@
 """Structured-output benchmark: tokenloom.constrain vs lm-format-enforcer on 230 real JSON Schemas.
 
 For each schema of ../shared/bench/schemas.jsonl: compile, then follow its first valid instance
-(compact JSON, tokenized by the real Gemma 3 tokenizer) token by token, timing each mask; the output is
-valid if every token was allowed, the end was accepted and `jsonschema` validates it. tokenloom is
-also checked on every valid instance (compact and pretty) and every invalid one (must not complete).
+(compact JSON, keys in schema order, tokenized by the real Gemma 3 tokenizer) token by token, timing
+each mask; the output is valid if every token was allowed, the end was accepted and `jsonschema`
+validates it. tokenloom is also checked on every valid instance (compact and pretty) and every
+invalid one (must not complete).
 
     python benchmarks/structured.py [--limit N] [--no-lmfe]
 """
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tokenloom.constrain import compile as tl_compile  # noqa: E402
+from tokenloom.constrain.order import schema_order  # noqa: E402
 from tokenloom.constrain.trie import trie_for  # noqa: E402
 from tokenloom.engine.vocab import Vocab, load_tokenizer  # noqa: E402
 from tokenloom.errors import GrammarError  # noqa: E402
@@ -80,14 +82,15 @@ def run_tokenloom(rows: list[dict[str, Any]], vocab: Vocab, tok: Any) -> dict[st
             continue
         compile_times.append(time.perf_counter() - t0)
         compiled += 1
-        valid = [t["data"] for t in row["tests"] if t["valid"]]
+        valid = [schema_order(t["data"], row["schema"]) for t in row["tests"] if t["valid"]]
         if valid:
             text = json.dumps(valid[0], ensure_ascii=False, separators=(",", ":"))
             if force_tokenloom(c, tok.tokenize(text), eog, times) and valid_output(row["schema"], text):
                 outputs_ok += 1
         for t in row["tests"]:
-            texts = [json.dumps(t["data"], ensure_ascii=False, separators=(",", ":"))]
-            texts.append(json.dumps(t["data"], ensure_ascii=False, indent=2))
+            data = schema_order(t["data"], row["schema"])
+            texts = [json.dumps(data, ensure_ascii=False, separators=(",", ":"))]
+            texts.append(json.dumps(data, ensure_ascii=False, indent=2))
             for text in texts:
                 ok = force_tokenloom(tl_compile(spec, vocab), tok.tokenize(text), eog, None)
                 key = "valid" if t["valid"] else "invalid"
@@ -137,7 +140,7 @@ def run_lmfe(rows: list[dict[str, Any]], vocab: Vocab, tok: Any) -> dict[str, An
     outputs_ok = 0
     signal.signal(signal.SIGALRM, _alarm)
     for row in rows:
-        valid = [t["data"] for t in row["tests"] if t["valid"]]
+        valid = [schema_order(t["data"], row["schema"]) for t in row["tests"] if t["valid"]]
         signal.alarm(PER_SCHEMA_SECONDS)
         try:
             t0 = time.perf_counter()

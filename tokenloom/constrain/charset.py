@@ -12,10 +12,10 @@ MAX_CP = 0x10FFFF
 _UTF8_LEAD_RANGES: dict[int, tuple[int, int]] = {}
 for _b in range(0xC2, 0xE0):
     _UTF8_LEAD_RANGES[_b] = ((_b & 0x1F) << 6, ((_b & 0x1F) << 6) | 0x3F)
-for _b in range(0xE0, 0xF0):
-    _UTF8_LEAD_RANGES[_b] = ((_b & 0x0F) << 12, ((_b & 0x0F) << 12) | 0xFFF)
+for _b in range(0xE0, 0xF0):  # clipped: E0 80..9F would be overlong
+    _UTF8_LEAD_RANGES[_b] = (max(0x800, (_b & 0x0F) << 12), ((_b & 0x0F) << 12) | 0xFFF)
 for _b in range(0xF0, 0xF5):
-    _UTF8_LEAD_RANGES[_b] = ((_b & 0x07) << 18, min(MAX_CP, ((_b & 0x07) << 18) | 0x3FFFF))
+    _UTF8_LEAD_RANGES[_b] = (max(0x10000, (_b & 0x07) << 18), min(MAX_CP, ((_b & 0x07) << 18) | 0x3FFFF))
 
 
 class CharSet:

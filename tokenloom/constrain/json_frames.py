@@ -257,6 +257,7 @@ class ObjFrame:
     key: str | None = ""
     value: Schema | None = None
     depth: int = 1
+    esc: int = 0  # escape progress inside an additional property's name, as in StrFrame
 
     def _candidates(self) -> list[tuple[int, str]]:
         """Known properties that may come next: from `pos` up to the first required one."""
@@ -293,14 +294,16 @@ class ObjFrame:
 
     def _key_chars(self) -> CharSet:
         key = self.key
+        if self.esc:
+            return _ESC_CHARS if self.esc == 1 else _HEX
         if key is None:
-            return JSON_STRING_FREE | _QUOTE
+            return JSON_STRING_FREE | _QUOTE | CharSet.of("\\")
         n = len(key)
         acc = CharSet.of(
             "".join(name[n] for _, name in self._candidates() if name.startswith(key) and len(name) > n)
         )
         if self.schema.additional is not None:
-            acc = acc | JSON_STRING_FREE
+            acc = acc | JSON_STRING_FREE | CharSet.of("\\")
         if self._close_key() is not None:
             acc = acc | _QUOTE
         return acc
@@ -318,6 +321,17 @@ class ObjFrame:
 
     def feed(self, c: str) -> Replacements:
         ph, s = self.phase, self.schema
+        if ph is _Phase.KEY and (self.esc or (c == "\\" and s.additional is not None)):
+            # escapes only in additional property names (known names are matched raw)
+            if self.esc == 0:
+                esc = 1
+            elif self.esc == 1:
+                esc = 2 if c == "u" else 0 if c in _ESCAPES else -1
+            else:
+                esc = (self.esc + 1) % 6 if c in "0123456789abcdefABCDEF" else -1
+            if esc < 0:
+                return []
+            return [(ObjFrame(s, _Phase.KEY, self.pos, self.num, None, None, self.depth, esc),)]
         if ph is _Phase.KEY:
             if c == '"':
                 close = self._close_key()
@@ -357,12 +371,14 @@ class ObjFrame:
         return False
 
     def free_run(self) -> FreeRun | None:
-        return FreeRun(JSON_STRING_FREE, None) if self.phase is _Phase.KEY and self.key is None else None
+        if self.phase is _Phase.KEY and self.key is None and not self.esc:
+            return FreeRun(JSON_STRING_FREE, None)
+        return None
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """At the start of a name that may be an additional property: chars no known name starts with."""
         key = self.key
-        if self.phase is not _Phase.KEY or key is None or self.schema.additional is None:
+        if self.phase is not _Phase.KEY or key is None or self.esc or self.schema.additional is None:
             return None
         n = len(key)
         starts = CharSet.of(

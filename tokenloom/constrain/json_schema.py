@@ -30,7 +30,8 @@ FORMATS = {
     "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
     "email": r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+",
     "uri": r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\\\"<>^`{|}]*",
-    "hostname": r"[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*",
+    "hostname": r"[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+    r"(\.[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*",
     "ipv4": r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)",
 }
 UNENFORCED = ("uniqueItems", "multipleOf", "not", "propertyNames", "patternProperties", "contains")
@@ -130,6 +131,8 @@ class SchemaCompiler:
         union = s.get("anyOf", s.get("oneOf"))
         if union is not None:
             kw = "anyOf" if "anyOf" in s else "oneOf"
+            if kw == "oneOf" and len(union) > 1:
+                self.unenforced.add("oneOf")  # treated as anyOf: "exactly one" is not checked
             if not isinstance(union, list) or not union:
                 raise GrammarError(f"{kw} must be a non-empty list", param=f"{param}.{kw}")
             base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}

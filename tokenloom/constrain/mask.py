@@ -135,7 +135,7 @@ class _Walk:
                 ok &= sel
                 last_bad = np.where(sel, last_bad, 0)
             if remaining is not None:
-                before = len(trie.keys[lo][:d].decode("utf-8"))
+                before = sum(1 for b in trie.keys[lo][:d] if b & 0xC0 != 0x80)
                 ok &= (trie.nchars[lo:hi] - before) <= remaining
             self.parts.append(trie.ids[lo:hi][ok])
             rows = lo + np.nonzero(last_bad > d)[0]

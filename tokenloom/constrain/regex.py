@@ -313,12 +313,12 @@ class DState:
                 if self.chars.contains_cp(lo) and (t := self.step(chr(lo))) is not None:
                     groups.setdefault(t, []).append((lo, hi))
             best: tuple[CharSet, DState] | None = None
+            best_size = 1000  # only worth it for wide classes
             for target, ranges in groups.items():
                 cls = CharSet(ranges)
-                size = sum(h - l + 1 for l, h in ranges)
-                if size > 1000 and (cls - target.loop_chars()).is_empty():
-                    if best is None or size > sum(h - l + 1 for l, h in best[0].ranges):
-                        best = (cls, target)
+                size = sum(hi - lo + 1 for lo, hi in ranges)
+                if size > best_size and (cls - target.loop_chars()).is_empty():
+                    best, best_size = (cls, target), size
             self._default = best
         return self._default if self._default is not False else None  # type: ignore[return-value]
 

@@ -80,7 +80,10 @@ def test_three_styles_by_char() -> None:
     assert not accepts(hermes, f"<tool_call>\n{call}\n</tool_call>\n")
     assert not accepts(hermes, '<tool_call>\n{"name":"other","arguments":{"city":"x"}}\n</tool_call>')
     tagged = initial({"tool_calls": TAGGED})
-    good = "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew\nYork\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    good = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew\nYork\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    )
     assert accepts(tagged, good)
     assert not accepts(tagged, good.replace("\n3\n", "\nthree\n"))
     assert not accepts(tagged, "<tool_call>\n<function=get_weather>\n</function>\n</tool_call>")
@@ -93,7 +96,10 @@ def test_forced_tool_call_through_vocab(vocab: Vocab, tokenizer: Tokenizer) -> N
     eog = min(vocab.eog_ids)
     text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
     assert force(compile({"tool_calls": HERMES}, vocab), tokenizer.tokenize(text, parse_special=False), eog)
-    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nSão Paulo\n</parameter>\n</function>\n</tool_call>"
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nSão Paulo\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
     assert force(compile({"tool_calls": TAGGED}, vocab), tokenizer.tokenize(text, parse_special=False), eog)
     c = compile({"tool_calls": TAGGED}, vocab)
     assert not force(c, tokenizer.tokenize("<tool_call>\n<function=other>", parse_special=False), eog)
