@@ -34,7 +34,14 @@ FORMATS = {
     r"(\.[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*",
     "ipv4": r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)",
 }
-UNENFORCED = ("uniqueItems", "multipleOf", "not", "propertyNames", "patternProperties", "contains")
+UNENFORCED: tuple[str, ...] = (
+    "uniqueItems",
+    "multipleOf",
+    "not",
+    "propertyNames",
+    "patternProperties",
+    "contains",
+)
 UNENFORCED += ("if", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
 _OBJECT_KEYS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
 _ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")

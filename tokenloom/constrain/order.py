@@ -54,8 +54,8 @@ def schema_order(data: Any, schema: Any, root: Any | None = None) -> Any:
             for k in keys
         }
     if isinstance(data, list) and isinstance(schema, dict):
-        prefix = schema.get("prefixItems") or (
-            schema.get("items") if isinstance(schema.get("items"), list) else []
+        prefix: list[Any] = schema.get("prefixItems") or (
+            schema["items"] if isinstance(schema.get("items"), list) else []
         )
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
         return [schema_order(v, prefix[i] if i < len(prefix) else items, root) for i, v in enumerate(data)]

@@ -80,7 +80,7 @@ class Grammar:
 class ParserState:
     """A set of alternative stacks; hashable by identity because states are interned."""
 
-    __slots__ = ("_allowed", "_can_end", "_free", "_next", "grammar", "stacks")
+    __slots__ = ("_allowed", "_can_end", "_free", "_has_free", "_next", "grammar", "stacks")
 
     def __init__(self, grammar: Grammar, stacks: tuple[Stack, ...]) -> None:
         self.grammar = grammar
@@ -88,7 +88,8 @@ class ParserState:
         self._next: dict[str, ParserState | None] = {}
         self._allowed: CharSet | None = None
         self._can_end: bool | None = None
-        self._free: tuple[FreeRun, FreeFrame] | bool | None = False
+        self._free: tuple[FreeRun, FreeFrame] | None = None
+        self._has_free = False
 
     def add_char(self, c: str) -> ParserState | None:
         """The state after `c`, or None if `c` is not allowed here."""
@@ -134,8 +135,8 @@ class ParserState:
         With several stacks (an anyOf of strings) every top must be in an unlimited run; the class is
         then the intersection, and `skip` is never needed since the state does not change.
         """
-        if self._free is False:
-            self._free = None
+        if not self._has_free:
+            self._has_free = True
             runs = [_stack_run(stack) for stack in self.stacks]
             if len(runs) == 1 and runs[0] is not None:
                 self._free = runs[0]
@@ -145,7 +146,7 @@ class ParserState:
                     klass = klass & r[0].klass  # type: ignore[index]
                 if not klass.is_empty():
                     self._free = (FreeRun(klass, None), runs[0][1])  # type: ignore[index]
-        return self._free if self._free is not False else None  # type: ignore[return-value]
+        return self._free
 
     def delegate(self) -> tuple[CharSet, ParserState] | None:
         """(D, F): every char of D leads from here to the free state F, which D keeps unchanged."""

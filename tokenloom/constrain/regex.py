@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 from tokenloom.constrain.charset import ANY, DIGITS, EMPTY, CharSet
 from tokenloom.constrain.parser import Frame, FreeRun
@@ -24,7 +25,7 @@ _CHAR_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "0": "\0
 _DOT = ANY - CharSet.of("\n")
 
 # AST: ("set", CharSet) | ("cat", [..]) | ("alt", [..]) | ("rep", node, min, max|None) | ("bol",) | ("eol",)
-Ast = tuple
+Ast = tuple[Any, ...]
 
 
 class _Parser:
@@ -252,7 +253,7 @@ class Nfa:
 class DState:
     """One state of the lazily built DFA; identity-hashed because each is made once per regex."""
 
-    __slots__ = ("_default", "accepting", "chars", "loop", "nfa", "regex", "states", "trans")
+    __slots__ = ("_default", "_has_default", "accepting", "chars", "loop", "nfa", "regex", "states", "trans")
 
     def __init__(self, regex: Regex, states: frozenset[int]) -> None:
         self.regex = regex
@@ -267,7 +268,8 @@ class DState:
         self.accepting = regex.final in nfa.closure(set(states), at_start=False, at_end=True)
         self.trans: dict[str, DState | None] = {}
         self.loop: CharSet | None = None
-        self._default: tuple[CharSet, DState] | bool | None = False
+        self._default: tuple[CharSet, DState] | None = None
+        self._has_default = False
 
     def step(self, c: str) -> DState | None:
         try:
@@ -307,7 +309,8 @@ class DState:
 
     def default(self) -> tuple[CharSet, DState] | None:
         """(D, F): the widest set of chars leading to one state F that itself loops on all of D."""
-        if self._default is False:
+        if not self._has_default:
+            self._has_default = True
             groups: dict[DState, list[tuple[int, int]]] = {}
             for lo, hi in self._atoms():
                 if self.chars.contains_cp(lo) and (t := self.step(chr(lo))) is not None:
@@ -320,7 +323,7 @@ class DState:
                 if size > best_size and (cls - target.loop_chars()).is_empty():
                     best, best_size = (cls, target), size
             self._default = best
-        return self._default if self._default is not False else None  # type: ignore[return-value]
+        return self._default
 
 
 def _edge_sets(d: DState) -> list[CharSet]:
