@@ -80,7 +80,17 @@ class Grammar:
 class ParserState:
     """A set of alternative stacks; hashable by identity because states are interned."""
 
-    __slots__ = ("_allowed", "_can_end", "_free", "_has_free", "_next", "grammar", "stacks")
+    __slots__ = (
+        "_allowed",
+        "_can_end",
+        "_dele",
+        "_free",
+        "_has_dele",
+        "_has_free",
+        "_next",
+        "grammar",
+        "stacks",
+    )
 
     def __init__(self, grammar: Grammar, stacks: tuple[Stack, ...]) -> None:
         self.grammar = grammar
@@ -90,6 +100,8 @@ class ParserState:
         self._can_end: bool | None = None
         self._free: tuple[FreeRun, FreeFrame] | None = None
         self._has_free = False
+        self._dele: tuple[CharSet, ParserState] | None = None
+        self._has_dele = False
 
     def add_char(self, c: str) -> ParserState | None:
         """The state after `c`, or None if `c` is not allowed here."""
@@ -150,6 +162,12 @@ class ParserState:
 
     def delegate(self) -> tuple[CharSet, ParserState] | None:
         """(D, F): every char of D leads from here to the free state F, which D keeps unchanged."""
+        if not self._has_dele:
+            self._has_dele = True
+            self._dele = self._delegate()
+        return self._dele
+
+    def _delegate(self) -> tuple[CharSet, ParserState] | None:
         if len(self.stacks) != 1 or not self.stacks[0]:
             return None
         stack = self.stacks[0]
