@@ -1,0 +1,81 @@
+"""Bad specs and schema bombs fail fast with GrammarError naming the problem (and a param path)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tokenloom.constrain import check_spec
+from tokenloom.errors import GrammarError
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    s: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        s = {"type": "object", "properties": {"x": s}}
+    return s
+
+
+BOMBS: list[tuple[dict[str, Any], str]] = [
+    ({"json_schema": {"enum": list(range(100_000))}}, "enum"),
+    ({"json_schema": {"type": "array", "maxItems": 10**9}}, "maxItems"),
+    ({"json_schema": {"type": "string", "minLength": 10**7}}, "minLength"),
+    (
+        {
+            "json_schema": {
+                "$ref": "#/$defs/a",
+                "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+            }
+        },
+        "no value",
+    ),
+    ({"json_schema": _nested(200)}, "deeper"),
+    ({"json_schema": {"type": "string", "pattern": "(a{1000}){1000}"}}, "too large"),
+    ({"regex": "x{99999999}"}, "too large"),
+]
+
+
+@pytest.mark.parametrize(("spec", "words"), BOMBS)
+def test_bombs_fail_fast(spec: dict[str, Any], words: str) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(GrammarError, match=words):
+        check_spec(spec)
+    assert time.monotonic() - t0 < 10
+
+
+@pytest.mark.parametrize(
+    ("spec", "param"),
+    [
+        (
+            {"json_schema": {"type": "object", "properties": {"x": {"type": "strin"}}}},
+            "response_format.json_schema.schema.properties.x.type",
+        ),
+        (
+            {"json_schema": {"type": "object", "properties": {"x": {"$ref": "#/nope"}}}},
+            "response_format.json_schema.schema.properties.x.$ref",
+        ),
+        ({"json_schema": {"$ref": "http://example.com/s.json"}}, "response_format.json_schema.schema.$ref"),
+        (
+            {"json_schema": {"type": "string", "pattern": "(?<=a)b"}},
+            "response_format.json_schema.schema.pattern",
+        ),
+        ({"json_schema": {"type": "array", "minItems": -1}}, "response_format.json_schema.schema.minItems"),
+        ({"json_schema": {"type": "object", "required": "x"}}, "response_format.json_schema.schema.required"),
+        ({"regex": "(unclosed"}, "regex"),
+        ({"grammar": "root ::= x"}, "response_format"),
+    ],
+)
+def test_errors_name_the_field(spec: dict[str, Any], param: str) -> None:
+    with pytest.raises(GrammarError) as info:
+        check_spec(spec)
+    assert info.value.param == param
+    assert info.value.status == 400
+
+
+def test_strict_refuses_unenforced_keywords() -> None:
+    spec = {"json_schema": {"type": "array", "uniqueItems": True}}
+    check_spec(spec)
+    with pytest.raises(GrammarError, match="uniqueItems"):
+        check_spec({**spec, "strict": True})

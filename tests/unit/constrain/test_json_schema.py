@@ -1,0 +1,160 @@
+"""JSON and JSON Schema parsers, character by character: raw, minified and pretty text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.unit.constrain.chars import initial, schema_accepts
+from tokenloom.constrain.parser import accepts
+
+PERSON = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 20},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "email": {"type": "string", "format": "email"},
+        "tags": {"type": "array", "items": {"enum": ["a", "bb"]}, "maxItems": 2},
+        "born": {"type": "string", "format": "date"},
+    },
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"name": "Bob", "age": 3},
+        {"name": 'Zoë "Z" \\ é😀', "age": 150, "email": "z@x.org", "tags": ["a", "bb"], "born": "2024-02-29"},
+        {"name": "x", "age": 0, "tags": []},
+    ],
+)
+@pytest.mark.parametrize("indent", [None, 2, "\t"])
+def test_person_valid(value: dict[str, object], indent: int | str | None) -> None:
+    sep = (",", ":") if indent is None else None
+    assert schema_accepts(PERSON, json.dumps(value, indent=indent, separators=sep, ensure_ascii=False))
+    assert schema_accepts(PERSON, json.dumps(value))  # ascii escapes (\\u00e9) too
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"age":3,"name":"Bob"}',  # order differs from the schema's
+        '{"name":"Bob"}',  # missing required
+        '{"name":"","age":3}',  # minLength
+        '{"name":"Bob","age":-1}',
+        '{"name":"Bob","age":151}',
+        '{"name":"Bob","age":1.5}',
+        '{"name":"Bob","age":3,"x":1}',  # additionalProperties false
+        '{"name":"Bob","age":3,"born":"2024-13-01"}',
+        '{"name":"Bob","age":3,"email":"nope"}',
+        '{"name":"Bob","age":3,"tags":["a","a","a"]}',
+        '{"name":"Bob","age":3,"tags":["c"]}',
+        '{"name":"Bob","age":3,}',
+        '{"name":"Bob" "age":3}',
+        '{"name":"Bob\n","age":3}',
+        '{"name":"Bob","age":3} ',
+        '{"name":"Bob",' + " " * 17 + '"age":3}',  # over 12 + 4 per nesting level in a row
+    ],
+)
+def test_person_invalid(text: str) -> None:
+    assert not schema_accepts(PERSON, text)
+
+
+def test_json_object_mode() -> None:
+    st = initial({"json_object": True})
+    for text in ["{}", ' {"a": [1, -2.5e+3, {"b": null}], "c": true, "d": "\\u00e9"}', '{"":{}}']:
+        assert accepts(st, text), text
+    for text in ["[]", '"x"', "{'a':1}", '{"a":01}', '{"a":1.}', '{"a":tru}', "{", '{"a":1}}']:
+        assert not accepts(st, text), text
+
+
+def test_types_enum_const_null() -> None:
+    assert schema_accepts({"type": ["string", "null"]}, "null")
+    assert schema_accepts({"type": ["string", "null"]}, '"x"')
+    assert not schema_accepts({"type": ["string", "null"]}, "1")
+    assert schema_accepts({"enum": ["red", 1, None, {"a": 1}]}, '{"a":1}')
+    assert not schema_accepts({"enum": ["red", 1]}, '"re"')
+    assert schema_accepts({"const": "x"}, '"x"')
+    assert schema_accepts({"type": "number", "exclusiveMinimum": 0, "maximum": 1}, "0.5")
+    assert not schema_accepts({"type": "number", "exclusiveMinimum": 0}, "0")
+    assert schema_accepts({"type": "boolean"}, "false")
+
+
+def test_arrays() -> None:
+    tup = {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False}
+    assert schema_accepts(tup, '[1, "a"]')
+    assert not schema_accepts(tup, '[1, "a", 2]')
+    assert not schema_accepts(tup, '["a"]')
+    bounded = {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 3}
+    assert schema_accepts(bounded, "[1,2]")
+    assert schema_accepts(bounded, "[\n  1,\n  2,\n  3\n]")
+    assert not schema_accepts(bounded, "[1]")
+    assert not schema_accepts(bounded, "[1,2,3,4]")
+
+
+def test_ref_recursive_and_defs() -> None:
+    tree = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "v": {"type": "integer"},
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                },
+                "required": ["v"],
+            }
+        },
+        "$ref": "#/$defs/node",
+    }
+    assert schema_accepts(tree, '{"v":1,"kids":[{"v":2,"kids":[{"v":3}]},{"v":4}]}')
+    assert not schema_accepts(tree, '{"v":1,"kids":[{"kids":[]}]}')
+
+
+def test_any_one_all_of() -> None:
+    s = {
+        "anyOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]},
+        ]
+    }
+    assert schema_accepts(s, '{"a":1}')
+    assert schema_accepts(s, '{"b":"x"}')
+    assert not schema_accepts(s, '{"a":"x"}')
+    s2 = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+        ]
+    }
+    assert schema_accepts(s2, '{"a":1,"b":"x"}')
+    assert not schema_accepts(s2, '{"a":1}')
+    assert schema_accepts(
+        {"oneOf": [{"type": "integer"}, {"type": "string", "format": "uuid"}]},
+        '"123e4567-e89b-12d3-a456-426614174000"',
+    )
+
+
+def test_additional_properties_schema_and_strings() -> None:
+    s = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}},
+        "additionalProperties": {"type": "string"},
+    }
+    assert schema_accepts(s, '{"id":1,"idx":"a","other":"b"}')
+    assert not schema_accepts(s, '{"id":1,"x":2}')
+    assert not schema_accepts(s, '{"x":"a","id":1,"id":2}')
+    pat = {"type": "string", "pattern": "^[A-Z]{2}-\\d+$"}
+    assert schema_accepts(pat, '"AB-12"')
+    assert not schema_accepts(pat, '"AB-"')
+    assert schema_accepts({"type": "string", "pattern": "push"}, '"a push b"')
+    assert not schema_accepts({"type": "string", "pattern": "push"}, '"pull"')
+    for fmt, good, bad in [
+        ("time", "12:30:00Z", "25:00:00"),
+        ("date-time", "2024-01-31T12:30:00+02:00", "2024-01-31 12:30"),
+        ("uuid", "123e4567-e89b-12d3-a456-426614174000", "123e4567"),
+    ]:
+        assert schema_accepts({"type": "string", "format": fmt}, json.dumps(good))
+        assert not schema_accepts({"type": "string", "format": fmt}, json.dumps(bad))

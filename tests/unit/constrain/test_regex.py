@@ -1,0 +1,54 @@
+"""The regex subset, character by character, and its limits."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.unit.constrain.chars import initial
+from tokenloom.constrain.parser import accepts
+from tokenloom.constrain.regex import Regex
+from tokenloom.errors import GrammarError
+
+
+@pytest.mark.parametrize(
+    ("pattern", "good", "bad"),
+    [
+        (r"\d{3}-\d{4}", ["123-4567"], ["12-4567", "123-45678", "abc-defg"]),
+        (r"(yes|no|maybe)", ["yes", "maybe"], ["ye", "yesno"]),
+        (r"[A-Z][a-z]+( [A-Z][a-z]+)*", ["Hello World", "Ab"], ["hello", "Hello world"]),
+        (r"\$\d+(\.\d{2})?", ["$12.50", "$1"], ["$1.5", "12"]),
+        (r"[^\n]{0,5}x?", ["abc", "éé😀x"], ["a\nb", "abcdefgh"]),
+        (r"(?P<k>\w+)=(?:\w|-)+", ["a_1=b-c"], ["=b", "a="]),
+        (r"\u00e9+\x41", ["ééA"], ["A"]),
+    ],
+)
+def test_regex_by_char(pattern: str, good: list[str], bad: list[str]) -> None:
+    st = initial({"regex": pattern})
+    for text in good:
+        assert accepts(st, text), text
+        assert Regex(pattern).fullmatch(text)
+    for text in bad:
+        assert not accepts(st, text), text
+
+
+def test_prefix_states_are_live() -> None:
+    st = initial({"regex": "ab|ac"})
+    after_a = st.add_char("a")
+    assert after_a is not None
+    assert set("bc") == {c for c in "abcdz" if after_a.add_char(c) is not None}
+    assert after_a.add_char("z") is None
+
+
+@pytest.mark.parametrize("pattern", ["(a", "a)", "[a-", "(?=a)b", r"\1", r"a\b", "*a", "a{2,1}"])
+def test_unsupported_or_invalid(pattern: str) -> None:
+    with pytest.raises(GrammarError):
+        initial({"regex": pattern})
+
+
+def test_huge_repetition_is_refused_quickly() -> None:
+    t0 = time.monotonic()
+    with pytest.raises(GrammarError, match="too large"):
+        initial({"regex": "(ab){1000000}"})
+    assert time.monotonic() - t0 < 5

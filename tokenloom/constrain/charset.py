@@ -1,0 +1,157 @@
+"""Sets of Unicode characters as sorted code-point ranges, with the byte-level views the trie walk needs.
+
+Knows nothing of parsers or vocabularies; values are immutable and hashable.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+MAX_CP = 0x10FFFF
+_UTF8_LEAD_RANGES: dict[int, tuple[int, int]] = {}
+for _b in range(0xC2, 0xE0):
+    _UTF8_LEAD_RANGES[_b] = ((_b & 0x1F) << 6, ((_b & 0x1F) << 6) | 0x3F)
+for _b in range(0xE0, 0xF0):  # clipped: E0 80..9F would be overlong
+    _UTF8_LEAD_RANGES[_b] = (max(0x800, (_b & 0x0F) << 12), ((_b & 0x0F) << 12) | 0xFFF)
+for _b in range(0xF0, 0xF5):
+    _UTF8_LEAD_RANGES[_b] = (max(0x10000, (_b & 0x07) << 18), min(MAX_CP, ((_b & 0x07) << 18) | 0x3FFFF))
+
+
+class CharSet:
+    """Immutable set of code points, stored as disjoint sorted inclusive ranges."""
+
+    __slots__ = ("_first_bytes", "_hash", "_los", "ranges")
+
+    def __init__(self, ranges: Iterable[tuple[int, int]] = ()) -> None:
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(ranges):
+            if lo > hi:
+                continue
+            if merged and lo <= merged[-1][1] + 1:
+                if hi > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        self.ranges: tuple[tuple[int, int], ...] = tuple(merged)
+        self._los = [r[0] for r in merged]
+        self._hash = hash(self.ranges)
+        self._first_bytes: frozenset[int] | None = None
+
+    @staticmethod
+    def of(chars: str) -> CharSet:
+        return CharSet((ord(c), ord(c)) for c in chars)
+
+    @staticmethod
+    def range(lo: str, hi: str) -> CharSet:
+        return CharSet([(ord(lo), ord(hi))])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CharSet) and self.ranges == other.ranges
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"CharSet({self.ranges!r})"
+
+    def __contains__(self, c: str) -> bool:
+        return self.contains_cp(ord(c))
+
+    def contains_cp(self, cp: int) -> bool:
+        i = bisect.bisect_right(self._los, cp) - 1
+        return i >= 0 and cp <= self.ranges[i][1]
+
+    def overlaps(self, lo: int, hi: int) -> bool:
+        """Whether any code point in [lo, hi] is in the set (used for partial UTF-8 prefixes)."""
+        i = bisect.bisect_right(self._los, hi) - 1
+        return i >= 0 and self.ranges[i][1] >= lo
+
+    def is_empty(self) -> bool:
+        return not self.ranges
+
+    def __or__(self, other: CharSet) -> CharSet:
+        if not other.ranges:
+            return self
+        if not self.ranges:
+            return other
+        return CharSet(self.ranges + other.ranges)
+
+    def complement(self) -> CharSet:
+        out: list[tuple[int, int]] = []
+        prev = 0
+        for lo, hi in self.ranges:
+            if lo > prev:
+                out.append((prev, lo - 1))
+            prev = hi + 1
+        if prev <= MAX_CP:
+            out.append((prev, MAX_CP))
+        return CharSet(out)
+
+    def __and__(self, other: CharSet) -> CharSet:
+        out: list[tuple[int, int]] = []
+        i = j = 0
+        a, b = self.ranges, other.ranges
+        while i < len(a) and j < len(b):
+            lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+            if lo <= hi:
+                out.append((lo, hi))
+            if a[i][1] < b[j][1]:
+                i += 1
+            else:
+                j += 1
+        return CharSet(out)
+
+    def __sub__(self, other: CharSet) -> CharSet:
+        return self & other.complement()
+
+    def first_bytes(self) -> frozenset[int]:
+        """Bytes that can begin the UTF-8 encoding of a member; cached because the walk asks per node."""
+        if self._first_bytes is None:
+            fb = {b for b in range(0x80) if self.contains_cp(b)}
+            fb.update(b for b, (lo, hi) in _UTF8_LEAD_RANGES.items() if self.overlaps(lo, hi))
+            self._first_bytes = frozenset(fb)
+        return self._first_bytes
+
+
+def utf8_prefix_range(prefix: bytes) -> tuple[int, int] | None:
+    """Code-point range of the characters whose UTF-8 encoding starts with `prefix` (an incomplete char)."""
+    lead = prefix[0]
+    if lead not in _UTF8_LEAD_RANGES:
+        return None
+    need = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    if len(prefix) >= need:
+        return None
+    cp = lead & (0x1F if need == 2 else 0x0F if need == 3 else 0x07)
+    for b in prefix[1:]:
+        if b & 0xC0 != 0x80:
+            return None
+        cp = (cp << 6) | (b & 0x3F)
+    missing = need - len(prefix)
+    lo, hi = cp << (6 * missing), (cp << (6 * missing)) | ((1 << (6 * missing)) - 1)
+    # exclude overlong forms and surrogates by clipping to the legal range of this length
+    legal_lo = (0x80, 0x800, 0x10000)[need - 2]
+    lo = max(lo, legal_lo)
+    hi = min(hi, MAX_CP)
+    return (lo, hi) if lo <= hi else None
+
+
+def utf8_len(lead: int) -> int:
+    """Length of the UTF-8 sequence started by `lead`, 0 if it cannot start one."""
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead < 0xE0:
+        return 2
+    if 0xE0 <= lead < 0xF0:
+        return 3
+    if 0xF0 <= lead < 0xF5:
+        return 4
+    return 0
+
+
+EMPTY = CharSet()
+ANY = CharSet([(0, MAX_CP)])
+WHITESPACE = CharSet.of(" \t\n\r")
+DIGITS = CharSet.range("0", "9")
+# characters that may appear raw inside a JSON string
+JSON_STRING_FREE = ANY - (CharSet.of('"\\') | CharSet([(0, 0x1F)]))

@@ -1,0 +1,124 @@
+"""The per-request constraint the engine drives: `allowed()` mask, `advance(token_id)`, `is_accepting()`.
+
+Compiled grammars (interned parser states and their cached masks) are shared between requests with
+the same spec and vocabulary, so a repeated schema costs nothing after its first request.
+Knows nothing of the engine: the vocabulary arrives as the `Vocab` protocol.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from tokenloom.constrain.mask import MaskParts, compute, feed_bytes, to_mask
+from tokenloom.constrain.parser import Grammar, ParserState
+from tokenloom.constrain.trie import BoolArray, ByteTrie, Vocab
+from tokenloom.errors import GrammarError
+
+MAX_CACHED_MASKS = 4096
+
+
+class Compiled:
+    """A grammar plus its mask memo for one vocabulary trie."""
+
+    def __init__(self, grammar: Grammar, trie: ByteTrie, unenforced: frozenset[str]) -> None:
+        self.grammar = grammar
+        self.trie = trie
+        self.unenforced = unenforced
+        self._masks: OrderedDict[tuple[ParserState, bytes], MaskParts] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def mask_parts(self, st: ParserState, pending: bytes) -> MaskParts:
+        key = (st, pending)
+        with self._lock:
+            hit = self._masks.get(key)
+            if hit is not None:
+                self._masks.move_to_end(key)
+                return hit
+        parts = compute(self.trie, st, pending)
+        with self._lock:
+            self._masks[key] = parts
+            if len(self._masks) > MAX_CACHED_MASKS:
+                self._masks.popitem(last=False)
+        return parts
+
+
+class Constraint:
+    """One request's position in a compiled grammar; lazy ones wait for a trigger text first."""
+
+    def __init__(self, compiled: Compiled, vocab: Vocab, triggers: tuple[str, ...] = ()) -> None:
+        self._compiled = compiled
+        self._pieces = vocab.pieces
+        self._special = vocab.special_ids
+        self._eog = np.fromiter(sorted(vocab.eog_ids), dtype=np.int32)
+        self._eog_set = vocab.eog_ids
+        self._n_vocab = vocab.n_vocab
+        self._triggers = tuple(t.encode("utf-8") for t in triggers)
+        self._waiting = bool(triggers)  # lazy and not yet triggered
+        self._seen = b""  # tail of free text that may hold the start of a trigger
+        self._state: ParserState | None = compiled.grammar.initial
+        self._pending = b""
+        self._finished = False
+
+    @property
+    def unenforced(self) -> frozenset[str]:
+        """Schema keywords accepted but not enforced (e.g. uniqueItems)."""
+        return self._compiled.unenforced
+
+    def allowed(self) -> BoolArray | None:
+        """Bool mask over the vocabulary, or None while a lazy constraint is not triggered."""
+        if self._waiting:
+            return None
+        if self._state is None or self._finished:
+            return np.zeros(self._n_vocab, dtype=np.bool_)
+        mask = to_mask(self._compiled.mask_parts(self._state, self._pending), self._n_vocab)
+        if self.is_accepting():
+            mask[self._eog] = True
+        return mask
+
+    def is_accepting(self) -> bool:
+        if self._waiting:
+            return True
+        return self._state is not None and not self._pending and self._state.can_end()
+
+    def advance(self, token_id: int) -> None:
+        """Take the sampled token; GrammarError if the mask did not allow it."""
+        if not 0 <= token_id < self._n_vocab:
+            raise GrammarError(f"token id {token_id} out of range")
+        if token_id in self._eog_set:
+            if not self.is_accepting():
+                raise GrammarError("end of generation before the structured output was complete")
+            self._finished = True
+            return
+        if self._finished:
+            raise GrammarError("token after the end of generation")
+        if token_id in self._special:
+            if self._waiting:
+                return
+            raise GrammarError(f"special token {token_id} is not allowed inside structured output")
+        piece = self._pieces[token_id]
+        if self._waiting:
+            self._watch(piece)
+            return
+        self._feed(piece, token_id)
+
+    def _watch(self, piece: bytes) -> None:
+        text = self._seen + piece
+        hits = [(i, t) for t in self._triggers if (i := text.find(t)) >= 0]
+        if not hits:
+            keep = max(len(t) for t in self._triggers) - 1
+            self._seen = text[-keep:] if keep > 0 else b""
+            return
+        start = min(i for i, _ in hits)
+        self._waiting = False
+        self._seen = b""
+        self._feed(text[start:], None)
+
+    def _feed(self, data: bytes, token_id: int | None) -> None:
+        st, pending = feed_bytes(self._state, self._pending, data)
+        self._state, self._pending = st, pending
+        if st is None:
+            what = f"token {token_id} ({data!r})" if token_id is not None else f"text {data!r}"
+            raise GrammarError(f"{what} does not fit the required format here")

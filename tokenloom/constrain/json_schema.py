@@ -1,0 +1,325 @@
+"""JSON Schema (the subset structured output needs) compiled to `schema_ir.Schema` nodes, bounded.
+
+Resolves local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any local JSON pointer) including cycles,
+merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives. Keywords that cannot be enforced
+character by character (uniqueItems, multipleOf, not, ...) are recorded in `unenforced`.
+Knows nothing of frames or vocabularies.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.schema_ir import ALL_TYPES, Schema
+from tokenloom.errors import GrammarError
+
+MAX_NODES = 20_000
+MAX_ENUM = 10_000
+MAX_DEPTH = 64
+MAX_SECONDS = 5.0
+MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
+
+FORMATS = {
+    "date": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
+    "time": r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?",
+    "date-time": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)"
+    r"(\.\d{1,9})?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)",
+    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    "email": r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+",
+    "uri": r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\\\"<>^`{|}]*",
+    "hostname": r"[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+    r"(\.[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*",
+    "ipv4": r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)",
+}
+UNENFORCED: tuple[str, ...] = (
+    "uniqueItems",
+    "multipleOf",
+    "not",
+    "propertyNames",
+    "patternProperties",
+    "contains",
+)
+UNENFORCED += ("if", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
+_OBJECT_KEYS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
+_ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")
+_STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
+_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+class SchemaCompiler:
+    """Turns one root schema into IR nodes; `param` prefixes error locations."""
+
+    def __init__(self, root: Any, param: str = "schema") -> None:
+        self.root = root
+        self.param = param
+        self.nodes: dict[int, Schema] = {}
+        self.keep: list[Any] = []  # keeps merged dicts alive so their ids stay unique
+        self.unenforced: set[str] = set()
+        self.deadline = time.monotonic() + MAX_SECONDS
+        self.formats_ignored: set[str] = set()
+
+    def compile(self) -> Schema:
+        root = self.node(self.root, self.param, 0)
+        if root.first_chars().is_empty():
+            raise GrammarError(
+                "the schema admits no value (e.g. a $ref cycle with no content)", param=self.param
+            )
+        return root
+
+    def resolve(self, ref: Any, param: str) -> Any:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise GrammarError(f"only local $ref ('#/...') is supported, got {ref!r}", param=param)
+        target = self.root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                raise GrammarError(f"$ref {ref!r} does not resolve", param=param)
+        return target
+
+    def node(self, schema: Any, param: str, depth: int) -> Schema:
+        key = id(schema)
+        if key in self.nodes:
+            return self.nodes[key]
+        if depth > MAX_DEPTH:
+            raise GrammarError(f"schema nested deeper than {MAX_DEPTH} levels", param=param)
+        if len(self.nodes) > MAX_NODES or time.monotonic() > self.deadline:
+            raise GrammarError("schema too large to compile", param=param)
+        node = Schema()
+        self.nodes[key] = node
+        self.keep.append(schema)
+        if schema is True or schema == {}:
+            node.additional = node.items = node
+            return node
+        if schema is False:
+            node.types = frozenset()
+            return node
+        if not isinstance(schema, dict):
+            raise GrammarError("a schema must be an object or a boolean", param=param)
+        self.fill(node, self.flatten(schema, param, 0), param, depth)
+        return node
+
+    def flatten(self, schema: dict[str, Any], param: str, hops: int) -> dict[str, Any]:
+        """Inline `$ref` (with sibling keywords) and `allOf` into one dict; anyOf stays."""
+        if hops > MAX_DEPTH:
+            raise GrammarError("$ref/allOf chain too deep or cyclic", param=param)
+        if "$ref" in schema:
+            target = self.resolve(schema["$ref"], f"{param}.$ref")
+            if not isinstance(target, dict):
+                return {"anyOf": [target]} if target is not True else {}
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            if not any(k not in ("description", "title", "$comment", "default", "examples") for k in rest):
+                # a plain reference: keep the node shared so recursive schemas stay finite
+                return {"anyOf": [target]}
+            schema = merge(self.flatten(target, param, hops + 1), rest)
+        if "allOf" in schema:
+            subs = schema["allOf"]
+            if not isinstance(subs, list):
+                raise GrammarError("allOf must be a list", param=f"{param}.allOf")
+            merged = {k: v for k, v in schema.items() if k != "allOf"}
+            for i, sub in enumerate(subs):
+                if sub is True:
+                    continue
+                if not isinstance(sub, dict):
+                    raise GrammarError("allOf entries must be schemas", param=f"{param}.allOf[{i}]")
+                merged = merge(merged, self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
+            schema = merged
+        self.keep.append(schema)
+        return schema
+
+    def fill(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        self.unenforced.update(k for k in UNENFORCED if k in s)
+        union = s.get("anyOf", s.get("oneOf"))
+        if union is not None:
+            kw = "anyOf" if "anyOf" in s else "oneOf"
+            if kw == "oneOf" and len(union) > 1:
+                self.unenforced.add("oneOf")  # treated as anyOf: "exactly one" is not checked
+            if not isinstance(union, list) or not union:
+                raise GrammarError(f"{kw} must be a non-empty list", param=f"{param}.{kw}")
+            base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
+            opts = []
+            for i, opt in enumerate(union):
+                sub = opt if not _has_constraints(base) else merge(base, opt if isinstance(opt, dict) else {})
+                self.keep.append(sub)
+                opts.append(self.node(sub, f"{param}.{kw}[{i}]", depth + 1))
+            node.options = tuple(opts)
+            return
+        if "const" in s or "enum" in s:
+            values = [s["const"]] if "const" in s else s["enum"]
+            if not isinstance(values, list) or not values:
+                raise GrammarError("enum must be a non-empty list", param=f"{param}.enum")
+            if len(values) > MAX_ENUM:
+                raise GrammarError(f"enum has {len(values)} values (limit {MAX_ENUM})", param=f"{param}.enum")
+            node.literals = tuple(
+                dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
+            )
+            return
+        node.types = self.types(s, param)
+        if "object" in node.types:
+            self.fill_object(node, s, param, depth)
+        if "array" in node.types:
+            self.fill_array(node, s, param, depth)
+        if "string" in node.types:
+            self.fill_string(node, s, param)
+        node.minimum, node.excl_min = _bound(s, "minimum", "exclusiveMinimum", param)
+        node.maximum, node.excl_max = _bound(s, "maximum", "exclusiveMaximum", param)
+
+    def types(self, s: dict[str, Any], param: str) -> frozenset[str]:
+        t = s.get("type")
+        if t is None:
+            inferred = {
+                name
+                for name, keys in (("object", _OBJECT_KEYS), ("array", _ARRAY_KEYS), ("string", _STRING_KEYS))
+                if any(k in s for k in keys)
+            }
+            if any(k in s for k in _NUMBER_KEYS):
+                inferred.add("number")
+            return frozenset(inferred) or ALL_TYPES
+        names = t if isinstance(t, list) else [t]
+        if not names or any(n not in ALL_TYPES for n in names):
+            raise GrammarError(f"unknown type {t!r}", param=f"{param}.type")
+        return frozenset(names)
+
+    def fill_object(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        props = s.get("properties", {})
+        if not isinstance(props, dict):
+            raise GrammarError("properties must be an object", param=f"{param}.properties")
+        node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
+        req = s.get("required", [])
+        if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
+            raise GrammarError("required must be a list of names", param=f"{param}.required")
+        node.required = frozenset(req)
+        missing = [r for r in req if r not in props]
+        extra = s.get("additionalProperties", True)
+        if "patternProperties" in s and extra is False:
+            extra = {"anyOf": list(s["patternProperties"].values())} if s["patternProperties"] else False
+        if missing and extra is False:
+            raise GrammarError(f"required {missing[0]!r} is not in properties", param=f"{param}.required")
+        if missing:  # required keys without a declared schema: declare them (any value)
+            node.props += tuple(
+                (r, self.node(extra, f"{param}.additionalProperties", depth + 1)) for r in missing
+            )
+        node.additional = (
+            None if extra is False else self.node(extra, f"{param}.additionalProperties", depth + 1)
+        )
+        node.min_props = _count(s, "minProperties", param)
+        node.max_props = _count(s, "maxProperties", param, None)
+
+    def fill_array(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        items = s.get("items", True)
+        prefix = s.get("prefixItems", [])
+        if isinstance(items, list):  # draft-4 tuple form
+            prefix, items = items, s.get("additionalItems", True)
+        node.prefix = tuple(
+            self.node(p, f"{param}.prefixItems[{i}]", depth + 1) for i, p in enumerate(prefix)
+        )
+        node.items = None if items is False else self.node(items, f"{param}.items", depth + 1)
+        node.min_items = _count(s, "minItems", param)
+        node.max_items = _count(s, "maxItems", param, None)
+
+    def fill_string(self, node: Schema, s: dict[str, Any], param: str) -> None:
+        node.min_len = _count(s, "minLength", param)
+        node.max_len = _count(s, "maxLength", param, None)
+        pattern = s.get("pattern")
+        fmt = s.get("format")
+        if pattern is not None:
+            if not isinstance(pattern, str):
+                raise GrammarError("pattern must be a string", param=f"{param}.pattern")
+            try:
+                node.regex = Regex(pattern, search=True)
+            except GrammarError as e:
+                raise GrammarError(e.message, param=f"{param}.pattern") from None
+        elif isinstance(fmt, str) and fmt in FORMATS:
+            node.regex = Regex(FORMATS[fmt])
+        elif fmt is not None:
+            self.formats_ignored.add(str(fmt))
+
+
+def _has_constraints(base: dict[str, Any]) -> bool:
+    return any(
+        k
+        not in (
+            "description",
+            "title",
+            "$comment",
+            "default",
+            "examples",
+            "$schema",
+            "$id",
+            "$defs",
+            "definitions",
+        )
+        for k in base
+    )
+
+
+def _count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> Any:
+    v = s.get(key, default)
+    if v is None:
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise GrammarError(f"{key} must be a non-negative integer", param=f"{param}.{key}")
+    if v > MAX_COUNT:
+        raise GrammarError(f"{key} {v} exceeds the limit of {MAX_COUNT}", param=f"{param}.{key}")
+    return v
+
+
+def _bound(s: dict[str, Any], key: str, excl_key: str, param: str) -> tuple[float | None, bool]:
+    value, excl = s.get(key), s.get(excl_key)
+    if isinstance(excl, bool):  # draft-4 form
+        if value is None:
+            return None, False
+        return _num(value, key, param), excl
+    if excl is not None:
+        e = _num(excl, excl_key, param)
+        if value is None or (key == "minimum" and e >= value) or (key == "maximum" and e <= value):
+            return e, True
+    return (None if value is None else _num(value, key, param)), False
+
+
+def _num(v: Any, key: str, param: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise GrammarError(f"{key} must be a number", param=f"{param}.{key}")
+    return float(v)
+
+
+def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """allOf of two flattened schemas, approximately: unions for properties/required, stricter bounds."""
+    out = dict(a)
+    for k, v in b.items():
+        if k not in out:
+            out[k] = v
+        elif k == "properties" and isinstance(v, dict) and isinstance(out[k], dict):
+            props = dict(out[k])
+            for name, sub in v.items():
+                props[name] = {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
+            out[k] = props
+        elif k == "required" and isinstance(v, list) and isinstance(out[k], list):
+            out[k] = list(dict.fromkeys(out[k] + v))
+        elif k == "type":
+            ta = set(out[k] if isinstance(out[k], list) else [out[k]])
+            tb = set(v if isinstance(v, list) else [v])
+            if ("number" in ta and "integer" in tb) or ("number" in tb and "integer" in ta):
+                ta |= {"integer"}
+                tb |= {"integer"}
+            out[k] = sorted(ta & tb)
+        elif k in ("minimum", "minLength", "minItems", "minProperties") and isinstance(v, int | float):
+            out[k] = max(out[k], v)
+        elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and isinstance(v, int | float):
+            out[k] = min(out[k], v)
+        elif k in ("anyOf", "oneOf") and k in out and isinstance(v, list) and isinstance(out[k], list):
+            pairs = [{"allOf": [x, y]} for x in out[k] for y in v]
+            if len(pairs) > 256:
+                raise GrammarError("allOf of anyOf lists is too large to combine")
+            out[k] = pairs
+        else:
+            out[k] = v
+    return out

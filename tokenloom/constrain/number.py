@@ -1,0 +1,87 @@
+"""JSON numbers by prefix: which next characters keep a prefix completable within a schema's bounds.
+
+A prefix is allowed only if some completion is a valid JSON number of the schema's type inside
+[minimum, maximum]; exponents are refused when bounds apply (so the check stays a few intervals).
+Knows nothing of frames or vocabularies.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+
+from tokenloom.constrain.charset import EMPTY, CharSet
+from tokenloom.constrain.schema_ir import Schema
+
+_SHAPE = re.compile(r"-?(?:(0|[1-9][0-9]*)(\.([0-9]*))?([eE][+-]?[0-9]*)?)?")
+_COMPLETE = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_CANDIDATES = "-0123456789.eE+"
+
+
+def _is_integer_only(s: Schema) -> bool:
+    return "integer" in s.types and "number" not in s.types
+
+
+def _bounded(s: Schema) -> bool:
+    return s.minimum is not None or s.maximum is not None
+
+
+def _overlaps(lo: float, hi: float, s: Schema) -> bool:
+    """Whether [lo, hi] meets [minimum, maximum] (closed; exclusivity is checked on completion)."""
+    return (s.maximum is None or lo <= s.maximum) and (s.minimum is None or hi >= s.minimum)
+
+
+def _prefix_ok(text: str, s: Schema) -> bool:
+    m = _SHAPE.fullmatch(text)
+    if m is None:
+        return False
+    digits, dot, frac, exp = m.group(1), m.group(2), m.group(3), m.group(4)
+    if (dot or exp) and _is_integer_only(s):
+        return False
+    if exp and _bounded(s):
+        return False
+    if not _bounded(s):
+        return True
+    neg = text.startswith("-")
+    sign = -1.0 if neg else 1.0
+    if digits is None:  # just "-"
+        return _overlaps(-math.inf, 0.0, s)
+    if dot:
+        base = float(f"{digits}.{frac or '0'}")
+        width = 10.0 ** -len(frac or "")
+        lo, hi = base, base + width
+        return _overlaps(-hi, -lo, s) if neg else _overlaps(lo, hi, s)
+    value = int(digits)
+    intervals = [(float(value), float(value) + (0.0 if _is_integer_only(s) else 1.0))]
+    if value != 0:
+        limit = max(abs(s.maximum or 0.0), abs(s.minimum or 0.0))
+        scale = 10
+        while value * scale <= limit * 10 + 10 and scale < 10**40:
+            intervals.append((float(value * scale), float((value + 1) * scale)))
+            scale *= 10
+        if (s.maximum is None and not neg) or (s.minimum is None and neg):
+            intervals.append((float(value * scale), math.inf))
+    for lo, hi in intervals:
+        if (neg and _overlaps(sign * hi, sign * lo, s)) or (not neg and _overlaps(lo, hi, s)):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=65536)
+def number_chars(text: str, s: Schema) -> CharSet:
+    """Characters that may follow the number prefix `text`."""
+    ok = "".join(c for c in _CANDIDATES if _prefix_ok(text + c, s))
+    return CharSet.of(ok) if ok else EMPTY
+
+
+@functools.lru_cache(maxsize=65536)
+def number_complete(text: str, s: Schema) -> bool:
+    """Whether `text` is a whole number of the schema's type within its bounds."""
+    m = _COMPLETE.fullmatch(text)
+    if m is None or ((m.group(2) or m.group(3)) and _is_integer_only(s)):
+        return False
+    value = float(text)
+    if s.minimum is not None and (value < s.minimum or (s.excl_min and value == s.minimum)):
+        return False
+    return not (s.maximum is not None and (value > s.maximum or (s.excl_max and value == s.maximum)))

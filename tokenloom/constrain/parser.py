@@ -1,0 +1,223 @@
+"""Incremental, copyable character-level parsers: frames on persistent stacks, interned into states.
+
+A `Frame` is one immutable piece of a parse (a literal half-read, an object between keys, ...).
+A `ParserState` is a set of alternative frame stacks; `add_char` returns a new state and never
+mutates the old one. States are interned per grammar so equal states are one object, which turns the
+per-state memo of transitions, allowed characters and masks into a lazily built automaton.
+Knows nothing of JSON, regexes or vocabularies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from tokenloom.constrain.charset import EMPTY, CharSet
+from tokenloom.errors import GrammarError
+
+MAX_ALTERNATIVES = 256  # parallel stacks (ambiguous anyOf, regex-free choices) before we give up
+MAX_INTERNED = 200_000  # states kept per grammar before the memo is reset
+
+
+class Frame(Protocol):
+    """One immutable element of a parse stack."""
+
+    def chars(self) -> CharSet:
+        """Characters this frame itself can consume next."""
+        ...
+
+    def feed(self, c: str) -> list[tuple[Frame, ...]]:
+        """Frames that replace this one after consuming `c` (top last); [] = rejected, [()] = done."""
+        ...
+
+    def can_end(self) -> bool:
+        """Whether this frame may be popped now without consuming anything more."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FreeRun:
+    """A frame that accepts any run of `klass` characters: the trie walk adds such tokens in bulk.
+
+    `remaining` is how many more such characters fit (None: unlimited and the frame is unchanged by
+    them). `frame` is the frame so `skip` can be asked of it.
+    """
+
+    klass: CharSet
+    remaining: int | None
+
+
+class FreeFrame(Frame, Protocol):
+    """A frame that may be in a free run (JSON string contents, free text)."""
+
+    def free_run(self) -> FreeRun | None: ...
+
+    def skip(self, n: int) -> Frame: ...
+
+
+Stack = tuple[Frame, ...]
+
+
+class Grammar:
+    """The interning table of one compiled grammar; states from different grammars never mix."""
+
+    __slots__ = ("_states", "initial")
+
+    def __init__(self, start: Stack) -> None:
+        self._states: dict[tuple[Stack, ...], ParserState] = {}
+        self.initial = self.state((start,))
+
+    def state(self, stacks: tuple[Stack, ...]) -> ParserState:
+        st = self._states.get(stacks)
+        if st is None:
+            if len(self._states) >= MAX_INTERNED:
+                self._states.clear()
+            st = ParserState(self, stacks)
+            self._states[stacks] = st
+        return st
+
+
+class ParserState:
+    """A set of alternative stacks; hashable by identity because states are interned."""
+
+    __slots__ = (
+        "_allowed",
+        "_can_end",
+        "_dele",
+        "_free",
+        "_has_dele",
+        "_has_free",
+        "_next",
+        "grammar",
+        "stacks",
+    )
+
+    def __init__(self, grammar: Grammar, stacks: tuple[Stack, ...]) -> None:
+        self.grammar = grammar
+        self.stacks = stacks
+        self._next: dict[str, ParserState | None] = {}
+        self._allowed: CharSet | None = None
+        self._can_end: bool | None = None
+        self._free: tuple[FreeRun, FreeFrame] | None = None
+        self._has_free = False
+        self._dele: tuple[CharSet, ParserState] | None = None
+        self._has_dele = False
+
+    def add_char(self, c: str) -> ParserState | None:
+        """The state after `c`, or None if `c` is not allowed here."""
+        try:
+            return self._next[c]
+        except KeyError:
+            pass
+        out: dict[Stack, None] = {}
+        for stack in self.stacks:
+            i = len(stack) - 1
+            while i >= 0:
+                top = stack[i]
+                for rep in top.feed(c):
+                    out[stack[:i] + rep] = None
+                if not top.can_end():
+                    break
+                i -= 1
+        if len(out) > MAX_ALTERNATIVES:
+            raise GrammarError("grammar too ambiguous: too many parallel alternatives")
+        nxt = self.grammar.state(tuple(out)) if out else None
+        self._next[c] = nxt
+        return nxt
+
+    def allowed_chars(self) -> CharSet:
+        if self._allowed is None:
+            acc = EMPTY
+            for stack in self.stacks:
+                for frame in reversed(stack):
+                    acc = acc | frame.chars()
+                    if not frame.can_end():
+                        break
+            self._allowed = acc
+        return self._allowed
+
+    def can_end(self) -> bool:
+        if self._can_end is None:
+            self._can_end = any(all(f.can_end() for f in stack) for stack in self.stacks)
+        return self._can_end
+
+    def free_run(self) -> tuple[FreeRun, FreeFrame] | None:
+        """The free run of the top frame(s), when nothing below could take their characters.
+
+        With several stacks (an anyOf of strings) every top must be in an unlimited run; the class is
+        then the intersection, and `skip` is never needed since the state does not change.
+        """
+        if not self._has_free:
+            self._has_free = True
+            runs = [_stack_run(stack) for stack in self.stacks]
+            if len(runs) == 1 and runs[0] is not None:
+                self._free = runs[0]
+            elif runs and all(r is not None and r[0].remaining is None for r in runs):
+                klass = runs[0][0].klass  # type: ignore[index]
+                for r in runs[1:]:
+                    klass = klass & r[0].klass  # type: ignore[index]
+                if not klass.is_empty():
+                    self._free = (FreeRun(klass, None), runs[0][1])  # type: ignore[index]
+        return self._free
+
+    def delegate(self) -> tuple[CharSet, ParserState] | None:
+        """(D, F): every char of D leads from here to the free state F, which D keeps unchanged."""
+        if not self._has_dele:
+            self._has_dele = True
+            self._dele = self._delegate()
+        return self._dele
+
+    def _delegate(self) -> tuple[CharSet, ParserState] | None:
+        if len(self.stacks) != 1 or not self.stacks[0]:
+            return None
+        stack = self.stacks[0]
+        top = stack[-1]
+        hint = top.delegate() if hasattr(top, "delegate") else None
+        if hint is None:
+            return None
+        target = self.grammar.state(((*stack[:-1], hint[1]),))
+        run = target.free_run()
+        if run is None or run[0].remaining is not None or not (hint[0] - run[0].klass).is_empty():
+            return None
+        return hint[0], target
+
+    def skip(self, n: int) -> ParserState:
+        """The state after `n` characters of the current free run."""
+        run = self.free_run()
+        assert run is not None and len(self.stacks) == 1  # internal: only called on bounded free states
+        stack = self.stacks[0]
+        return self.grammar.state(((*stack[:-1], run[1].skip(n)),))
+
+
+def _stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:
+    if not stack:
+        return None
+    top = stack[-1]
+    run = top.free_run() if hasattr(top, "free_run") else None
+    if run is None or (top.can_end() and not (_below_chars(stack) & run.klass).is_empty()):
+        return None
+    return run, top  # type: ignore[return-value]
+
+
+def _below_chars(stack: Stack) -> CharSet:
+    acc = EMPTY
+    for frame in reversed(stack[:-1]):
+        acc = acc | frame.chars()
+        if not frame.can_end():
+            break
+    return acc
+
+
+def feed_text(state: ParserState | None, text: str) -> ParserState | None:
+    """Advance by every character of `text` (None once rejected)."""
+    for c in text:
+        if state is None:
+            return None
+        state = state.add_char(c)
+    return state
+
+
+def accepts(state: ParserState, text: str) -> bool:
+    """Whether `text` is a complete sentence from `state` (used by tests and the brute-force check)."""
+    end = feed_text(state, text)
+    return end is not None and end.can_end()

@@ -1,0 +1,120 @@
+"""The compiled form of a JSON Schema: one identity-hashed node per schema location.
+
+Nodes are filled in after creation so `$ref` cycles are plain object cycles; the frames in
+`json_frames` walk them. Knows nothing of the JSON Schema text format (see `json_schema`).
+"""
+
+from __future__ import annotations
+
+from tokenloom.constrain.charset import EMPTY, CharSet
+from tokenloom.constrain.regex import Regex
+from tokenloom.errors import GrammarError
+
+ALL_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+_TYPE_FIRST = {
+    "object": CharSet.of("{"),
+    "array": CharSet.of("["),
+    "string": CharSet.of('"'),
+    "number": CharSet.of("-0123456789"),
+    "integer": CharSet.of("-0123456789"),
+    "boolean": CharSet.of("tf"),
+    "null": CharSet.of("n"),
+}
+
+
+class Schema:
+    """One schema location; `options` set means anyOf over them and the other fields are unused."""
+
+    __slots__ = (
+        "_alts",
+        "_first",
+        "_names",
+        "additional",
+        "excl_max",
+        "excl_min",
+        "items",
+        "literals",
+        "max_items",
+        "max_len",
+        "max_props",
+        "maximum",
+        "min_items",
+        "min_len",
+        "min_props",
+        "minimum",
+        "options",
+        "prefix",
+        "props",
+        "regex",
+        "required",
+        "types",
+    )
+
+    def __init__(self) -> None:
+        self.types: frozenset[str] = ALL_TYPES
+        self.options: tuple[Schema, ...] | None = None
+        self.literals: tuple[str, ...] | None = None  # enum/const as compact JSON texts
+        self.props: tuple[tuple[str, Schema], ...] = ()
+        self.required: frozenset[str] = frozenset()
+        self.additional: Schema | None = None  # None: no other keys allowed
+        self.min_props = 0
+        self.max_props: int | None = None
+        self.prefix: tuple[Schema, ...] = ()
+        self.items: Schema | None = None  # None: no items past `prefix`
+        self.min_items = 0
+        self.max_items: int | None = None
+        self.min_len = 0
+        self.max_len: int | None = None
+        self.regex: Regex | None = None
+        self.minimum: float | None = None
+        self.maximum: float | None = None
+        self.excl_min = False
+        self.excl_max = False
+        self._first: CharSet | None = None
+        self._alts: tuple[Schema, ...] | None = None
+        self._names: frozenset[str] | None = None
+
+    def alternatives(self) -> tuple[Schema, ...]:
+        """The non-union schemas this one stands for (anyOf flattened)."""
+        if self._alts is None:
+            if self.options is None:
+                self._alts = (self,)
+            else:
+                self._alts = ()  # an anyOf that reaches itself adds nothing new
+                out: dict[Schema, None] = {}
+                for opt in self.options:
+                    out.update(dict.fromkeys(opt.alternatives()))
+                self._alts = tuple(out)
+        return self._alts
+
+    def first_chars(self) -> CharSet:
+        """Characters a value of this schema can start with."""
+        if self._first is None:
+            self._first = EMPTY  # guards against left recursion through anyOf
+            acc = EMPTY
+            for alt in self.alternatives():
+                if alt.literals is not None:
+                    acc = acc | CharSet.of("".join(t[0] for t in alt.literals if t))
+                else:
+                    for t in alt.types:
+                        acc = acc | _TYPE_FIRST[t]
+            self._first = acc
+        return self._first
+
+    def prop_names(self) -> frozenset[str]:
+        if self._names is None:
+            self._names = frozenset(name for name, _ in self.props)
+        return self._names
+
+
+def any_schema() -> Schema:
+    """A schema every JSON value satisfies (json_object mode, `{}`, `true`)."""
+    s = Schema()
+    s.additional = s
+    s.items = s
+    return s
+
+
+def check_depth(depth: int, limit: int, param: str) -> None:
+    if depth > limit:
+        raise GrammarError(f"schema nested deeper than {limit} levels", param=param)

@@ -1,0 +1,166 @@
+"""The vocabulary as a byte trie, built once per vocabulary and shared by every request.
+
+The trie is implicit: token byte strings sorted, a node is a range of them sharing a prefix, and
+children are found by bisection and memoised on first use. A 262k vocabulary costs two arrays and a
+sorted list instead of a million dict nodes. `FreeIndex` precomputes, for one "free" character class
+(e.g. everything allowed raw inside a JSON string), which tokens are made only of such characters.
+Knows nothing of parsers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int32]
+
+
+class Vocab(Protocol):
+    """What constrain needs of `tokenloom.engine.vocab.Vocab` (kept as a Protocol: no engine import)."""
+
+    @property
+    def pieces(self) -> tuple[bytes, ...]: ...
+    @property
+    def special_ids(self) -> frozenset[int]: ...
+    @property
+    def eog_ids(self) -> frozenset[int]: ...
+    @property
+    def n_vocab(self) -> int: ...
+
+
+class Node:
+    """A trie node: keys[lo:hi] share the first `depth` bytes; keys[lo:end] are exactly that prefix."""
+
+    __slots__ = ("_children", "depth", "end", "hi", "lo", "maxes")
+
+    def __init__(self, trie: ByteTrie, lo: int, hi: int, depth: int) -> None:
+        self.lo, self.hi, self.depth = lo, hi, depth
+        end = lo
+        keys = trie.keys
+        while end < hi and len(keys[end]) == depth:
+            end += 1
+        self.end = end
+        self._children: dict[int, Node] | None = None
+        self.maxes: dict[object, int] = {}
+
+    def children(self, trie: ByteTrie) -> dict[int, Node]:
+        if self._children is None:
+            out: dict[int, Node] = {}
+            keys, d, i = trie.keys, self.depth, self.end
+            while i < self.hi:
+                b = keys[i][d]
+                j = (
+                    self.hi
+                    if b == 255
+                    else bisect.bisect_left(keys, keys[i][:d] + bytes((b + 1,)), i, self.hi)
+                )
+                out[b] = Node(trie, i, j, d + 1)
+                i = j
+            self._children = out
+        return self._children
+
+    def max_of(self, key: object, values: npt.NDArray[np.int16]) -> int:
+        """Largest of `values[lo:hi]`, memoised per array (`key` names it)."""
+        m = self.maxes.get(key)
+        if m is None:
+            m = self.maxes[key] = int(values[self.lo : self.hi].max()) if self.hi > self.lo else 0
+        return m
+
+
+class ByteTrie:
+    """Sorted byte strings with their token ids, plus a byte matrix for vectorised free-run checks."""
+
+    def __init__(self, entries: list[tuple[bytes, int]], n_vocab: int) -> None:
+        entries.sort()
+        self.n_vocab = n_vocab
+        self.keys = [k for k, _ in entries]
+        n = len(self.keys)
+        self.ids: IntArray = np.array([i for _, i in entries], dtype=np.int32)
+        self.lengths = np.array([len(k) for k in self.keys], dtype=np.int16)
+        self.width = int(self.lengths.max()) if n else 1
+        blob = b"".join(k.ljust(self.width, b"\0") for k in self.keys)
+        self.matrix = np.frombuffer(blob, dtype=np.uint8).reshape(n, self.width)
+        inside = np.arange(self.width)[None, :] < self.lengths[:, None]
+        self.nchars = (((self.matrix & 0xC0) != 0x80) & inside).sum(axis=1).astype(np.int16)
+        self.invalid = np.zeros(n, dtype=np.bool_)
+        for row, key in enumerate(self.keys):
+            if any(b >= 0x80 for b in key[-4:]):
+                try:
+                    key.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.invalid[row] = True
+        self.first_byte_id = np.zeros(n_vocab, dtype=np.uint8)
+        self.first_byte_id[self.ids] = self.matrix[:, 0]
+        self.root = Node(self, 0, n, 0)
+        self._free: dict[CharSet, FreeIndex] = {}
+        self._lock = threading.Lock()
+
+    def free_indexes(self) -> list[FreeIndex]:
+        with self._lock:
+            return list(self._free.values())
+
+    def free_index(self, klass: CharSet) -> FreeIndex:
+        with self._lock:
+            idx = self._free.get(klass)
+            if idx is None:
+                if len(self._free) > 64:
+                    self._free.pop(next(k for k in self._free if k != JSON_STRING_FREE))
+                idx = self._free[klass] = FreeIndex(self, klass)
+            return idx
+
+
+class FreeIndex:
+    """For one class K: per token (sorted order), where its first bad byte is and where its last bad
+    character ends (0: the token is all K); `pure_id`/`nchars_id` by token id for the root bulk.
+
+    A byte is bad when it is ASCII outside K, or non-ASCII while K lacks some non-ASCII character
+    (then multi-byte characters are checked one by one by the walk). Tokens that are not valid UTF-8
+    on their own (byte fallback, split characters) are always checked one by one.
+    """
+
+    def __init__(self, trie: ByteTrie, klass: CharSet) -> None:
+        table = np.array([not klass.contains_cp(b) for b in range(128)] + [True] * 128, dtype=np.bool_)
+        if (klass & CharSet([(0x80, 0x10FFFF)])).ranges == ((0x80, 0x10FFFF),):
+            table[0x80:] = False
+        width = trie.width
+        inside = np.arange(width)[None, :] < trie.lengths[:, None]
+        bad = table[trie.matrix] & inside
+        bad[trie.invalid, 0] = True
+        has = bad.any(axis=1)
+        self.first_bad = np.where(has, bad.argmax(axis=1), trie.lengths).astype(np.int16)
+        self.last_bad = np.where(has, width - bad[:, ::-1].argmax(axis=1), 0).astype(np.int16)
+        self.last_bad[trie.invalid] = trie.lengths[trie.invalid]
+        self.mixed_rows = np.nonzero(has)[0]
+        pure_rows = np.nonzero(~has)[0]
+        self.pure_id: BoolArray = np.zeros(trie.n_vocab, dtype=np.bool_)
+        self.pure_id[trie.ids[pure_rows]] = True
+        self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
+        self.nchars_id[trie.ids[pure_rows]] = trie.nchars[pure_rows]
+        self.max_pure_chars = int(trie.nchars[pure_rows].max()) if len(pure_rows) else 0
+
+
+_TRIES: dict[int, tuple[object, ByteTrie]] = {}
+_TRIES_LOCK = threading.Lock()
+
+
+def trie_for(vocab: Vocab) -> ByteTrie:
+    """The shared trie of `vocab` (cached by identity of its pieces; special tokens left out)."""
+    key = id(vocab.pieces)
+    with _TRIES_LOCK:
+        hit = _TRIES.get(key)
+        if hit is not None and hit[0] is vocab.pieces:
+            return hit[1]
+    special = vocab.special_ids
+    entries = [(p, i) for i, p in enumerate(vocab.pieces) if p and i not in special]
+    trie = ByteTrie(entries, vocab.n_vocab)
+    trie.free_index(JSON_STRING_FREE)  # every JSON schema needs it: build it up front
+    with _TRIES_LOCK:
+        _TRIES[key] = (vocab.pieces, trie)
+    return trie
