@@ -25,7 +25,7 @@ from tokenloom.engine.sampling import SamplingParams, StopMatcher, build_sampler
 from tokenloom.engine.scheduler import BatchPlan, plan_batch
 from tokenloom.engine.slots import Slot, SlotState
 from tokenloom.engine.vocab import Tokenizer
-from tokenloom.errors import ContextOverflow, EngineError, Overloaded
+from tokenloom.errors import ContextOverflow, EngineError, Overloaded, TokenloomError
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,7 @@ class Engine:
         self.loaded = loaded
         self.tokenizer = Tokenizer(loaded)
         self.n_vocab = self.tokenizer.n_vocab
+        self.vocab = self.tokenizer.vocab  # every piece, for constraint tries: built once, at start-up
         self._ctx = self._create_context()
         self._memory = llama.llama_get_memory(self._ctx)
         self.n_ctx_slot = int(llama.llama_n_ctx_seq(self._ctx))
@@ -321,7 +322,11 @@ class Engine:
         job = slot.job
         assert job is not None and slot.sampler is not None
         constraint = job.constraint
-        mask = constraint.allowed() if constraint is not None else None
+        try:
+            mask = constraint.allowed() if constraint is not None else None
+        except TokenloomError as exc:  # a constraint failing must end its own request, not the engine
+            self._finish(slot, "error", error=exc.message)
+            return
         if mask is not None and not mask.any():
             self._finish(slot, "error", error="the output constraint allows no further token")
             return
@@ -335,7 +340,11 @@ class Engine:
         else:
             token = int(llama.llama_sampler_sample(slot.sampler.handle, self._ctx, row))
         if constraint is not None:
-            constraint.advance(token)
+            try:
+                constraint.advance(token)
+            except TokenloomError as exc:
+                self._finish(slot, "error", error=exc.message)
+                return
         if self.tokenizer.is_eog(token) and not job.params.ignore_eos:
             self._finish(slot, "stop")
             return

@@ -17,6 +17,7 @@ from tokenloom.engine.jobs import Done, JobHandle, Piece
 from tokenloom.errors import EngineError, TokenloomError
 from tokenloom.events import Event
 from tokenloom.parsing.plain import PlainOutputParser
+from tokenloom.server.constraints import build_constraint
 from tokenloom.server.encode_openai import ChunkEncoder, ResponseCollector, usage_body
 from tokenloom.server.errors import parse_json_body, validate_body
 from tokenloom.server.generation import events_of, sampling_params, until_done_or_disconnected
@@ -68,7 +69,8 @@ async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[
     params = sampling_params(body, engine.n_vocab, body.max_completion_tokens or body.max_tokens)
     if chat_format.extra_stops():
         params = dataclasses.replace(params, stop=params.stop + chat_format.extra_stops())
-    handle = engine.submit(prompt, params, cache_prefix_len=cache_len)
+    constraint = await build_constraint(body, chat_format, engine.vocab)
+    handle = engine.submit(prompt, params, constraint=constraint, cache_prefix_len=cache_len)
     return handle, text
 
 
