@@ -82,26 +82,36 @@ def _next_literal(pattern: tuple[str, ...], index: int, fallback: str) -> str:
     return fallback
 
 
+def _tagged_value(prop: Any, close: str, is_string: bool) -> Node:
+    """A tagged value: enums and consts as their literal text, strings as bounded text, the rest as JSON."""
+    if isinstance(prop, dict):
+        choices = prop.get("enum") if "enum" in prop else [prop["const"]] if "const" in prop else None
+        if choices and all(isinstance(c, str) for c in choices):
+            return Choice(tuple(Literal(c) for c in choices))
+    if is_string:
+        limit = prop.get("maxLength") if isinstance(prop, dict) else None
+        return Text(stop=(close,), max_length=limit if isinstance(limit, int) else None)
+    return JsonValue.of(prop if isinstance(prop, dict) else {})
+
+
 def _tagged_args(structure: ToolCallStructure, params: dict[str, Any]) -> Node:
+    """Parameters in schema order: required ones always, optional ones or nothing (each key at most once)."""
     props = params.get("properties") or {}
-    options: list[Node] = []
+    required = set(params.get("required") or ())
+    items: list[Node] = []
     for key, prop in props.items():
-        items: list[Node] = [Literal(structure.arg_prefix + key + structure.arg_suffix)]
+        parts: list[Node] = [Literal(structure.arg_prefix + key + structure.arg_suffix)]
         if structure.arg_suffix_tail:
-            items += [
+            parts += [
                 Text(stop=(structure.arg_suffix_tail,), max_length=16),
                 Literal(structure.arg_suffix_tail),
             ]
         close = structure.arg_close.replace("{key}", key)
-        if schema_types(params, key) == {"string"}:
-            items.append(Text(stop=(close,)))
-        else:
-            items.append(JsonValue.of(prop if isinstance(prop, dict) else {}))
-        items.append(Literal(close + structure.arg_separator))
-        options.append(Sequence(tuple(items)))
-    if not options:
-        return Sequence(())
-    return Repeat(Choice(tuple(options)), 0, len(options))
+        parts.append(_tagged_value(prop, close, schema_types(params, key) == {"string"}))
+        parts.append(Literal(close + structure.arg_separator))
+        entry = Sequence(tuple(parts))
+        items.append(entry if key in required else Choice((entry, Sequence(()))))
+    return Sequence(tuple(items))
 
 
 def _relaxed_args(quote: str, params: dict[str, Any]) -> Node:
