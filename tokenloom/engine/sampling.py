@@ -8,6 +8,8 @@ from typing import Any
 
 import llama_cpp as llama
 
+from tokenloom.textmatch import partial_suffix_len
+
 
 @dataclass(frozen=True, slots=True)
 class SamplingParams:
@@ -106,7 +108,7 @@ class StopMatcher:
             out = self._pending[:first]
             self._pending = ""
             return out, True
-        keep = max(_partial_suffix_len(self._pending, stop) for stop in self.stops)
+        keep = max(partial_suffix_len(self._pending, stop) for stop in self.stops)
         cut = len(self._pending) - keep
         out, self._pending = self._pending[:cut], self._pending[cut:]
         return out, False
@@ -114,11 +116,3 @@ class StopMatcher:
     def flush(self) -> str:
         out, self._pending = self._pending, ""
         return out
-
-
-def _partial_suffix_len(text: str, marker: str) -> int:
-    """Length of the longest end of `text` that is a proper start of `marker`."""
-    for n in range(min(len(text), len(marker) - 1), 0, -1):
-        if marker.startswith(text[-n:]):
-            return n
-    return 0

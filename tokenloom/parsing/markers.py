@@ -4,25 +4,14 @@ from __future__ import annotations
 
 import re
 
+from tokenloom.textmatch import partial_suffix_len
+
 # Tag-like tokens: <|x|>, <\uff5cx\uff5c> (DeepSeek's fullwidth bars), <x>, </x>, <x:y>, [X], [/X],
 # [BEGIN FINAL RESPONSE], <|x>, <x|>
 TAG_RE = re.compile(
     "<\\|[^<>|]*\\|>|<\uff5c[^<>\uff5c]*\uff5c>|</?[\\w:.\\-]+>|\\[/?[A-Z][A-Z_ ]*\\]"
     "|<\\|[\\w:.\\-]+>|<[\\w:.\\-]+\\|>"
 )
-
-
-def partial_suffix_len(text: str, marker: str) -> int:
-    """Length of the longest end of `text` that is a proper start of `marker`."""
-    if not marker:
-        return 0
-    first, size = marker[0], len(text)
-    i = text.find(first, max(0, size - len(marker) + 1))
-    while i >= 0:  # only where the marker's first character occurs: cheap on plain text
-        if marker.startswith(text[i:]):
-            return size - i
-        i = text.find(first, i + 1)
-    return 0
 
 
 def hold_back_len(text: str, markers: tuple[str, ...]) -> int:
