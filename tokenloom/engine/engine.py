@@ -18,7 +18,7 @@ import llama_cpp as llama
 import numpy as np
 
 from tokenloom.engine.detok import IncrementalDetokenizer
-from tokenloom.engine.jobs import Done, Job, JobHandle, LogitMask, Piece
+from tokenloom.engine.jobs import Done, Job, JobEvent, JobHandle, LogitMask, Piece, deliver
 from tokenloom.engine.kvcache import pick_free_slot, plan_reuse
 from tokenloom.engine.model import LoadedModel
 from tokenloom.engine.sampling import SamplingParams, StopMatcher, build_sampler
@@ -67,6 +67,7 @@ class Engine:
         self.slots = [Slot(slot_id=i, seq_id=i + 1) for i in range(self.config.n_parallel)]
         self.cache_slot = Slot(slot_id=-1, seq_id=0, is_cache=True)
         self._waiting: deque[Job] = deque()
+        self._outbox: list[tuple[JobHandle, JobEvent]] = []  # this step's events, delivered together
         self._n_inflight = 0
         self._cond = threading.Condition()
         self._running = True
@@ -175,6 +176,8 @@ class Engine:
                 for slot in self._all_slots():
                     if slot.job is not None:
                         self._finish(slot, "error", error="internal engine error")
+                outbox, self._outbox = self._outbox, []
+                deliver(outbox)
 
     def _all_slots(self) -> list[Slot]:
         return [self.cache_slot, *self.slots]
@@ -184,12 +187,16 @@ class Engine:
 
     def step(self) -> BatchPlan:
         """Admit, plan, decode once, sample: one scheduler iteration (public so tests can drive it)."""
-        self._drop_cancelled()
-        self._admit()
-        self._resume_waiting()
-        plan = plan_batch(self._all_slots(), self.config.n_batch)
-        if plan.entries:
-            self._decode(plan)
+        try:
+            self._drop_cancelled()
+            self._admit()
+            self._resume_waiting()
+            plan = plan_batch(self._all_slots(), self.config.n_batch)
+            if plan.entries:
+                self._decode(plan)
+        finally:
+            outbox, self._outbox = self._outbox, []
+            deliver(outbox)
         return plan
 
     def _drop_cancelled(self) -> None:
@@ -352,7 +359,7 @@ class Engine:
         assert slot.detok is not None and slot.stop is not None
         text, hit_stop = slot.stop.feed(slot.detok.feed(self.tokenizer.piece(token)))
         if text:
-            job.emit(Piece(text, token))
+            job.emit(Piece(text, token), self._outbox)
         if hit_stop:
             self._finish(slot, "stop", flush=False)
         elif (job.params.max_tokens is not None and slot.n_generated >= job.params.max_tokens) or len(
@@ -371,7 +378,7 @@ class Engine:
             tail, _ = slot.stop.feed(slot.detok.flush())
             tail += slot.stop.flush()
             if tail:
-                job.emit(Piece(tail, -1))
+                job.emit(Piece(tail, -1), self._outbox)
         done = Done(reason, len(job.prompt), slot.n_generated, slot.reused_tokens, error=error)
         slot.last_used = time.monotonic()
         slot.release()
@@ -380,4 +387,4 @@ class Engine:
     def _emit_done(self, job: Job, done: Done) -> None:
         with self._cond:
             self._n_inflight -= 1
-        job.emit(done)
+        job.emit(done, self._outbox)

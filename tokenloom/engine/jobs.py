@@ -59,9 +59,14 @@ class Job:
     handle: JobHandle | None = None
     enqueued_at: float = 0.0
 
-    def emit(self, event: JobEvent) -> None:
-        if self.handle is not None:
+    def emit(self, event: JobEvent, outbox: list[tuple[JobHandle, JobEvent]] | None = None) -> None:
+        """Send `event` to the caller now, or add it to `outbox` for `deliver` at the end of a step."""
+        if self.handle is None:
+            return
+        if outbox is None:
             self.handle.put(event)
+        else:
+            outbox.append((self.handle, event))
 
 
 @dataclass(slots=True)
@@ -85,13 +90,7 @@ class JobHandle:
         return handle
 
     def put(self, event: JobEvent) -> None:
-        if self._loop is not None and self._async_queue is not None:
-            try:
-                self._loop.call_soon_threadsafe(self._async_queue.put_nowait, event)
-            except RuntimeError:  # the loop is closed: nobody is listening any more
-                self.job.cancelled = True
-        else:
-            self._sync_queue.put(event)
+        deliver([(self, event)])
 
     def cancel(self) -> None:
         """Ask the engine to stop this job; its slot or queue place is freed within one step."""
@@ -113,3 +112,28 @@ class JobHandle:
             yield event
             if isinstance(event, Done):
                 return
+
+
+def deliver(batch: list[tuple[JobHandle, JobEvent]]) -> None:
+    """Hand one step's events to their readers: one event-loop wake-up per loop, not one per event.
+
+    On a 2-core machine every wake-up of the HTTP thread takes CPU from llama.cpp's decode threads.
+    """
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[JobHandle, JobEvent]]] = {}
+    for handle, event in batch:
+        if handle._loop is not None and handle._async_queue is not None:
+            by_loop.setdefault(handle._loop, []).append((handle, event))
+        else:
+            handle._sync_queue.put(event)
+    for loop, items in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_put_all, items)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            for handle, _ in items:
+                handle.job.cancelled = True
+
+
+def _put_all(items: list[tuple[JobHandle, JobEvent]]) -> None:
+    for handle, event in items:
+        assert handle._async_queue is not None
+        handle._async_queue.put_nowait(event)
