@@ -8,8 +8,9 @@ since a single filter call cannot be stopped by the render deadline.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import jinja2
@@ -26,6 +27,7 @@ from jinja2.filters import (
 from jinja2.utils import generate_lorem_ipsum
 
 from tokenloom.chat.bounds import (
+    MAX_ITEMS,
     check_items,
     check_percent_format,
     check_size,
@@ -59,9 +61,19 @@ def tojson(
         indent=indent,
         separators=tuple(separators) if separators is not None else None,  # type: ignore[arg-type]
         sort_keys=sort_keys,
+        default=_json_iterable,
     )
     check_size(len(text), "tojson result")
     return text
+
+
+def _json_iterable(value: Any) -> list[Any]:
+    """Jinja's `map`/`select` give generators; llama.cpp's templates pass them to tojson as lists."""
+    if isinstance(value, Iterator):
+        items = list(itertools.islice(value, MAX_ITEMS + 1))
+        check_items(len(items), "tojson value")
+        return items
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:

@@ -14,10 +14,13 @@ from typing import Any, Literal
 from tokenloom.chat.fallback import GEMMA_TURNS
 from tokenloom.chat.render import render_chat
 from tokenloom.engine.vocab import Tokenizer
+from tokenloom.errors import InvalidRequest
 from tokenloom.events import OutputParser
 from tokenloom.harmony import STOP_STRINGS as HARMONY_STOPS
 from tokenloom.harmony import (
     HarmonyOutputParser,
+    is_harmony_architecture,
+    is_harmony_template,
     render_chat_request_segments,
 )
 from tokenloom.parsing.analyze import analyze
@@ -28,6 +31,20 @@ logger = logging.getLogger(__name__)
 
 CacheMode = Literal["none", "system", "first"]
 ChatFormatKind = Literal["jinja", "harmony"]
+
+
+HARMONY_BUILTINS = ("browser", "python")
+
+
+def _builtin_tools(request: ChatCompletionRequest) -> tuple[str, ...]:
+    """gpt-oss's built-in tools a request enables (as llama.cpp: chat_template_kwargs.builtin_tools)."""
+    wanted = (request.chat_template_kwargs or {}).get("builtin_tools") or ()
+    if not isinstance(wanted, list | tuple) or any(name not in HARMONY_BUILTINS for name in wanted):
+        raise InvalidRequest(
+            f"builtin_tools must be a list drawn from {list(HARMONY_BUILTINS)}",
+            param="chat_template_kwargs.builtin_tools",
+        )
+    return tuple(wanted)
 
 
 @dataclass(slots=True)
@@ -61,8 +78,19 @@ class ChatFormat:
             template, source = GEMMA_TURNS, "fallback"
         bos = tokenizer.token_text(tokenizer.bos_id) if tokenizer.bos_id is not None else ""
         eos = tokenizer.token_text(tokenizer.eos_id) if tokenizer.eos_id is not None else ""
+        if forced_kind == "auto":
+            is_harmony = is_harmony_template(template) or is_harmony_architecture(architecture)
+            kind: ChatFormatKind = "harmony" if is_harmony else "jinja"
+        else:
+            kind = "harmony" if forced_kind == "harmony" else "jinja"
         return cls(
-            template=template, template_source=source, tokenizer=tokenizer, bos_token=bos, eos_token=eos
+            template=template,
+            template_source=source,
+            tokenizer=tokenizer,
+            bos_token=bos,
+            eos_token=eos,
+            kind=kind,
+            reasoning_format=reasoning_format,
         )
 
     def prompt(self, request: ChatCompletionRequest) -> tuple[str, list[int]]:
@@ -90,6 +118,7 @@ class ChatFormat:
             "tools": None if request.tool_choice == "none" else tools,
             "reasoning_effort": request.reasoning_effort,
             "response_format": response_format,
+            "builtin_tools": _builtin_tools(request),
         }
 
     def extra_stops(self) -> tuple[str, ...]:
@@ -146,7 +175,7 @@ class ChatFormat:
         if request.tool_choice == "none":
             tools = []
         if self.kind == "harmony":
-            return HarmonyOutputParser(tools=tools)
+            return HarmonyOutputParser(tools=tools, builtin_tools=_builtin_tools(request))
         kwargs = request.chat_template_kwargs or {}
         thinking = kwargs.get("enable_thinking", kwargs.get("thinking"))
         return make_output_parser(
