@@ -163,7 +163,7 @@ class DState:
                 if self.chars.contains_cp(lo) and (t := self.step(chr(lo))) is not None:
                     groups.setdefault(t, []).append((lo, hi))
             best: tuple[CharSet, DState] | None = None
-            best_size = 1000  # only worth it for wide classes
+            best_size = 8  # narrow classes too: their tokens are taken in bulk from a FreeIndex
             for target, ranges in groups.items():
                 cls = CharSet(ranges)
                 size = sum(hi - lo + 1 for lo, hi in ranges)
