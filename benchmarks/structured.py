@@ -87,14 +87,18 @@ def run_tokenloom(rows: list[dict[str, Any]], vocab: Vocab, tok: Any) -> dict[st
         if valid:
             attempted += 1
             text = json.dumps(valid[0], ensure_ascii=False, separators=(",", ":"))
-            if force_tokenloom(c, tok.tokenize(text, parse_special=False), eog, times) and valid_output(row["schema"], text):
+            if force_tokenloom(c, tok.tokenize(text, parse_special=False), eog, times) and valid_output(
+                row["schema"], text
+            ):
                 outputs_ok += 1
         for t in row["tests"]:
             data = schema_order(t["data"], row["schema"])
             texts = [json.dumps(data, ensure_ascii=False, separators=(",", ":"))]
             texts.append(json.dumps(data, ensure_ascii=False, indent=2))
             for text in texts:
-                ok = force_tokenloom(tl_compile(spec, vocab), tok.tokenize(text, parse_special=False), eog, None)
+                ok = force_tokenloom(
+                    tl_compile(spec, vocab), tok.tokenize(text, parse_special=False), eog, None
+                )
                 key = "valid" if t["valid"] else "invalid"
                 checked[key] += 1
                 checked[key + ("_forced" if t["valid"] else "_rejected")] += ok if t["valid"] else not ok
