@@ -182,9 +182,13 @@ class SchemaCompiler:
                 inferred.add("number")
             return frozenset(inferred) or ALL_TYPES
         names = t if isinstance(t, list) else [t]
-        if not names or any(n not in ALL_TYPES for n in names):
+        if any(n not in ALL_TYPES for n in names) or (not names and "type" in self._declared_types(s)):
             raise GrammarError(f"unknown type {t!r}", param=f"{param}.type")
         return frozenset(names)
+
+    def _declared_types(self, s: dict[str, Any]) -> dict[str, Any]:
+        """An empty type list can only come from merging disjoint allOf types: then no value fits."""
+        return {} if s.get("type") == [] and s.get("_merged") else s
 
     def fill_object(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         props = s.get("properties", {})
@@ -311,6 +315,7 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
                 ta |= {"integer"}
                 tb |= {"integer"}
             out[k] = sorted(ta & tb)
+            out["_merged"] = True
         elif k in ("minimum", "minLength", "minItems", "minProperties") and isinstance(v, int | float):
             out[k] = max(out[k], v)
         elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and isinstance(v, int | float):
