@@ -61,7 +61,11 @@ def force_tokenloom(c: Any, tokens: list[int], eog: int, times: list[float] | No
         if not mask[tok]:
             return False
         c.advance(tok)
-    return bool(c.allowed()[eog])
+    t0 = time.perf_counter()
+    mask = c.allowed()
+    if times is not None:
+        times.append(time.perf_counter() - t0)
+    return bool(mask[eog])
 
 
 def run_tokenloom(rows: list[dict[str, Any]], vocab: Vocab, tok: Any) -> dict[str, Any]:
@@ -147,7 +151,9 @@ def run_lmfe(rows: list[dict[str, Any]], vocab: Vocab, tok: Any) -> dict[str, An
     outputs_ok = 0
     attempted = 0
     signal.signal(signal.SIGALRM, _alarm)
-    for row in rows:
+    for i, row in enumerate(rows):
+        if i % 20 == 0:
+            print(f"lm-format-enforcer: {i}/{len(rows)} schemas", file=sys.stderr, flush=True)
         valid = [schema_order(t["data"], row["schema"]) for t in row["tests"] if t["valid"]]
         signal.alarm(PER_SCHEMA_SECONDS)
         try:
@@ -183,6 +189,7 @@ def run_lmfe(rows: list[dict[str, Any]], vocab: Vocab, tok: Any) -> dict[str, An
         "times": times,
         "outputs_ok": outputs_ok,
         "setup": setup,
+        "attempted": attempted,
     }
 
 
