@@ -145,11 +145,14 @@ class _Walk:
         if not len(rows):
             return
         first_bad = idx.first_bad[rows]
-        if remaining is None:  # the state is unchanged up to the first bad byte: filter on that byte
-            table = np.zeros(256, dtype=np.bool_)
-            table[list(st.allowed_chars().first_bytes())] = True
-            byte = trie.byte_at(rows, np.minimum(first_bad, trie.lengths[rows] - 1))
-            rows = rows[(first_bad < d) | table[byte]]
+        # filter on the first byte that leaves the run: it must be allowed by the state reached there
+        # (the same state when unlimited; one of the next <= 48 states of a bounded run)
+        table = np.zeros(256, dtype=np.bool_)
+        table[list(st.allowed_chars().first_bytes())] = True
+        if remaining is not None:
+            for k in range(1, min(remaining, trie.max_len) + 1):
+                table[list(st.skip(k).allowed_chars().first_bytes())] = True
+        rows = rows[(first_bad < d) | table[idx.first_bad_byte[rows]]]
         memo: dict[bytes, bool] = {}
         keys = trie.keys
         good: list[int] = []

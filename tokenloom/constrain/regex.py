@@ -105,6 +105,7 @@ class DState:
         "_default",
         "_has_chain",
         "_has_default",
+        "_uniform",
         "accepting",
         "chars",
         "loop",
@@ -129,6 +130,7 @@ class DState:
         self.loop: CharSet | None = None
         self._default: tuple[CharSet, DState] | None = None
         self._has_default = False
+        self._uniform: dict[CharSet, DState | None] = {}
         self._chain: tuple[CharSet, int] | None = None
         self._has_chain = False
 
@@ -188,6 +190,12 @@ class DState:
 
     def uniform_step(self, klass: CharSet) -> DState | None:
         """The one state every char of `klass` leads to, or None if they disagree or fail."""
+        if klass in self._uniform:
+            return self._uniform[klass]
+        res = self._uniform[klass] = self._uniform_step(klass)
+        return res
+
+    def _uniform_step(self, klass: CharSet) -> DState | None:
         target: DState | None = None
         for lo, hi in self._atoms():
             if not klass.overlaps(lo, hi):

@@ -84,6 +84,7 @@ class ByteTrie:
         n = len(self.keys)
         self.ids: IntArray = np.array([i for _, i in entries], dtype=np.int32)
         self.lengths = np.array([len(k) for k in self.keys], dtype=np.int16)
+        self.max_len = int(self.lengths.max()) if n else 0
         # all keys end to end: per-class scans are one pass over ~2M bytes, not a padded matrix
         self.flat = np.frombuffer(b"".join(self.keys), dtype=np.uint8)
         self.offsets = np.zeros(n, dtype=np.int64)
@@ -145,6 +146,7 @@ class FreeIndex:
         self.last_bad[trie.invalid] = trie.lengths[trie.invalid]
         has = self.last_bad > 0
         self.first_bad = np.minimum(self.first_bad, trie.lengths)
+        self.first_bad_byte = trie.flat[trie.offsets + np.minimum(self.first_bad, trie.lengths - 1)]
         self.mixed_rows = np.nonzero(has)[0]
         pure_rows = np.nonzero(~has)[0]
         self.pure_id: BoolArray = np.zeros(trie.n_vocab, dtype=np.bool_)
