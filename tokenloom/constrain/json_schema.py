@@ -156,9 +156,18 @@ class SchemaCompiler:
                 raise GrammarError("enum must be a non-empty list", param=f"{param}.enum")
             if len(values) > MAX_ENUM:
                 raise GrammarError(f"enum has {len(values)} values (limit {MAX_ENUM})", param=f"{param}.enum")
+            if "type" in s:  # enum and type must both hold: drop values of other types
+                allowed = self.types(s, param)
+                values = [
+                    v
+                    for v in values
+                    if _json_type(v) in allowed or (_json_type(v) == "integer" and "number" in allowed)
+                ]
             node.literals = tuple(
                 dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
             )
+            if not node.literals:
+                node.types = frozenset()
             return
         node.types = self.types(s, param)
         if "object" in node.types:
@@ -243,6 +252,16 @@ class SchemaCompiler:
             node.regex = Regex(FORMATS[fmt])
         elif fmt is not None:
             self.formats_ignored.add(str(fmt))
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(v), "object")
 
 
 def _has_constraints(base: dict[str, Any]) -> bool:
