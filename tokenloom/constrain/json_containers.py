@@ -99,18 +99,29 @@ class StrFrame:
         if self.esc:
             return None
         klass = JSON_STRING_FREE
+        limit: int | None = None
         if self.regex is not None:
             klass = self.regex.loop_chars() & JSON_STRING_FREE
-            if klass.is_empty():
-                return None
+            if klass.is_empty():  # a counted run such as [0-9a-f]{64}
+                chain = self.regex.chain()
+                if chain is None or not (chain[0] - JSON_STRING_FREE).is_empty():
+                    return None
+                klass, limit = chain
         mx, mn = self.schema.max_len, self.schema.min_len
-        if mx is None and self.count >= mn:
+        if mx is None and self.count >= mn and limit is None:
             return FreeRun(klass, None)
         remaining = (mx - self.count) if mx is not None else 1 << 30
+        if limit is not None:
+            remaining = min(remaining, limit)
         return FreeRun(klass, remaining) if remaining > 0 else None
 
     def skip(self, n: int) -> Frame:
-        return StrFrame(self.schema, self._bump(n), self.regex)
+        regex = self.regex
+        if regex is not None and n and regex.loop_chars().is_empty():
+            chain = regex.chain()
+            assert chain is not None  # internal: skip follows free_run
+            regex = regex.advance(n, chain[0])
+        return StrFrame(self.schema, self._bump(n), regex)
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """In a pattern, most characters usually lead to one looping state (e.g. `.*` of a search)."""

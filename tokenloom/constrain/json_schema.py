@@ -156,9 +156,18 @@ class SchemaCompiler:
                 raise GrammarError("enum must be a non-empty list", param=f"{param}.enum")
             if len(values) > MAX_ENUM:
                 raise GrammarError(f"enum has {len(values)} values (limit {MAX_ENUM})", param=f"{param}.enum")
+            if "type" in s:  # enum and type must both hold: drop values of other types
+                allowed = self.types(s, param)
+                values = [
+                    v
+                    for v in values
+                    if _json_type(v) in allowed or (_json_type(v) == "integer" and "number" in allowed)
+                ]
             node.literals = tuple(
                 dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
             )
+            if not node.literals:
+                node.types = frozenset()
             return
         node.types = self.types(s, param)
         if "object" in node.types:
@@ -182,9 +191,13 @@ class SchemaCompiler:
                 inferred.add("number")
             return frozenset(inferred) or ALL_TYPES
         names = t if isinstance(t, list) else [t]
-        if not names or any(n not in ALL_TYPES for n in names):
+        if any(n not in ALL_TYPES for n in names) or (not names and "type" in self._declared_types(s)):
             raise GrammarError(f"unknown type {t!r}", param=f"{param}.type")
         return frozenset(names)
+
+    def _declared_types(self, s: dict[str, Any]) -> dict[str, Any]:
+        """An empty type list can only come from merging disjoint allOf types: then no value fits."""
+        return {} if s.get("type") == [] and s.get("_merged") else s
 
     def fill_object(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         props = s.get("properties", {})
@@ -239,6 +252,16 @@ class SchemaCompiler:
             node.regex = Regex(FORMATS[fmt])
         elif fmt is not None:
             self.formats_ignored.add(str(fmt))
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(v), "object")
 
 
 def _has_constraints(base: dict[str, Any]) -> bool:
@@ -311,6 +334,7 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
                 ta |= {"integer"}
                 tb |= {"integer"}
             out[k] = sorted(ta & tb)
+            out["_merged"] = True
         elif k in ("minimum", "minLength", "minItems", "minProperties") and isinstance(v, int | float):
             out[k] = max(out[k], v)
         elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and isinstance(v, int | float):

@@ -124,14 +124,17 @@ class _Walk:
             rows = idx.mixed_rows
             if only is not None:
                 base = base & only[trie.first_byte_id]
-                rows = rows[only[trie.matrix[rows, 0]]]
+                rows = rows[only[trie.byte_at(rows, 0)]]
             self.base = base
         else:
             lo, hi = node.end, node.hi
             last_bad = idx.last_bad[lo:hi]
             ok = last_bad <= d
             if only is not None:
-                sel = only[trie.matrix[lo:hi, d]] & (trie.lengths[lo:hi] > d)
+                span = np.arange(lo, hi)
+                longer = trie.lengths[lo:hi] > d
+                sel = np.zeros(hi - lo, dtype=np.bool_)
+                sel[longer] = only[trie.byte_at(span[longer], d)]
                 ok &= sel
                 last_bad = np.where(sel, last_bad, 0)
             if remaining is not None:
@@ -142,11 +145,14 @@ class _Walk:
         if not len(rows):
             return
         first_bad = idx.first_bad[rows]
-        if remaining is None:  # the state is unchanged up to the first bad byte: filter on that byte
-            table = np.zeros(256, dtype=np.bool_)
-            table[list(st.allowed_chars().first_bytes())] = True
-            byte = trie.matrix[rows, np.minimum(first_bad, trie.width - 1)]
-            rows = rows[(first_bad < d) | table[byte]]
+        # filter on the first byte that leaves the run: it must be allowed by the state reached there
+        # (the same state when unlimited; one of the next <= 48 states of a bounded run)
+        table = np.zeros(256, dtype=np.bool_)
+        table[list(st.allowed_chars().first_bytes())] = True
+        if remaining is not None:
+            for k in range(1, min(remaining, trie.max_len) + 1):
+                table[list(st.skip(k).allowed_chars().first_bytes())] = True
+        rows = rows[(first_bad < d) | table[idx.first_bad_byte[rows]]]
         memo: dict[bytes, bool] = {}
         keys = trie.keys
         good: list[int] = []

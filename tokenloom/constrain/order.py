@@ -53,6 +53,12 @@ def schema_order(data: Any, schema: Any, root: Any | None = None) -> Any:
             k: schema_order(data[k], subs.get(k, extra if isinstance(extra, dict) else {}), root)
             for k in keys
         }
+    if isinstance(data, list) and isinstance(schema, dict) and "items" not in schema:
+        for kw in ("anyOf", "oneOf", "allOf"):  # an array branch of a union: order its items by it
+            for sub in schema.get(kw) or []:
+                sub = _resolve(sub, root)
+                if isinstance(sub, dict) and ("items" in sub or "prefixItems" in sub):
+                    return schema_order(data, sub, root)
     if isinstance(data, list) and isinstance(schema, dict):
         prefix: list[Any] = schema.get("prefixItems") or (
             schema["items"] if isinstance(schema.get("items"), list) else []

@@ -168,18 +168,33 @@ class ParserState:
         return self._dele
 
     def _delegate(self) -> tuple[CharSet, ParserState] | None:
-        if len(self.stacks) != 1 or not self.stacks[0]:
+        """Per stack: a frame hint (D_i, F_i), or else the stack must reject D (outside its chars).
+
+        D is what every hinted stack sends to its F_i and every other stack rejects; the target is
+        the state of all F_i stacks, which must be an unlimited free run covering D.
+        """
+        klass: CharSet | None = None
+        targets: list[Stack] = []
+        others: list[Stack] = []
+        for stack in self.stacks:
+            top = stack[-1] if stack else None
+            hint = top.delegate() if top is not None and hasattr(top, "delegate") else None
+            if hint is None:
+                others.append(stack)
+                continue
+            klass = hint[0] if klass is None else klass & hint[0]
+            targets.append((*stack[:-1], hint[1]))
+        if klass is None:
             return None
-        stack = self.stacks[0]
-        top = stack[-1]
-        hint = top.delegate() if hasattr(top, "delegate") else None
-        if hint is None:
+        for stack in others:
+            klass = klass - _stack_chars(stack)
+        if klass.is_empty():
             return None
-        target = self.grammar.state(((*stack[:-1], hint[1]),))
+        target = self.grammar.state(tuple(dict.fromkeys(targets)))
         run = target.free_run()
-        if run is None or run[0].remaining is not None or not (hint[0] - run[0].klass).is_empty():
+        if run is None or run[0].remaining is not None or not (klass - run[0].klass).is_empty():
             return None
-        return hint[0], target
+        return klass, target
 
     def skip(self, n: int) -> ParserState:
         """The state after `n` characters of the current free run."""
@@ -197,6 +212,15 @@ def _stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:
     if run is None or (top.can_end() and not (_below_chars(stack) & run.klass).is_empty()):
         return None
     return run, top  # type: ignore[return-value]
+
+
+def _stack_chars(stack: Stack) -> CharSet:
+    acc = EMPTY
+    for frame in reversed(stack):
+        acc = acc | frame.chars()
+        if not frame.can_end():
+            break
+    return acc
 
 
 def _below_chars(stack: Stack) -> CharSet:

@@ -100,7 +100,20 @@ class Nfa:
 class DState:
     """One state of the lazily built DFA; identity-hashed because each is made once per regex."""
 
-    __slots__ = ("_default", "_has_default", "accepting", "chars", "loop", "nfa", "regex", "states", "trans")
+    __slots__ = (
+        "_chain",
+        "_default",
+        "_has_chain",
+        "_has_default",
+        "_uniform",
+        "accepting",
+        "chars",
+        "loop",
+        "nfa",
+        "regex",
+        "states",
+        "trans",
+    )
 
     def __init__(self, regex: Regex, states: frozenset[int]) -> None:
         self.regex = regex
@@ -117,6 +130,9 @@ class DState:
         self.loop: CharSet | None = None
         self._default: tuple[CharSet, DState] | None = None
         self._has_default = False
+        self._uniform: dict[CharSet, DState | None] = {}
+        self._chain: tuple[CharSet, int] | None = None
+        self._has_chain = False
 
     def step(self, c: str) -> DState | None:
         try:
@@ -163,7 +179,7 @@ class DState:
                 if self.chars.contains_cp(lo) and (t := self.step(chr(lo))) is not None:
                     groups.setdefault(t, []).append((lo, hi))
             best: tuple[CharSet, DState] | None = None
-            best_size = 1000  # only worth it for wide classes
+            best_size = 8  # narrow classes too: their tokens are taken in bulk from a FreeIndex
             for target, ranges in groups.items():
                 cls = CharSet(ranges)
                 size = sum(hi - lo + 1 for lo, hi in ranges)
@@ -171,6 +187,65 @@ class DState:
                     best, best_size = (cls, target), size
             self._default = best
         return self._default
+
+    def uniform_step(self, klass: CharSet) -> DState | None:
+        """The one state every char of `klass` leads to, or None if they disagree or fail."""
+        if klass in self._uniform:
+            return self._uniform[klass]
+        res = self._uniform[klass] = self._uniform_step(klass)
+        return res
+
+    def _uniform_step(self, klass: CharSet) -> DState | None:
+        target: DState | None = None
+        for lo, hi in self._atoms():
+            if not klass.overlaps(lo, hi):
+                continue
+            if klass & CharSet([(lo, hi)]) != CharSet([(lo, hi)]):
+                return None
+            t = self.step(chr(lo))
+            if t is None or (target is not None and t is not target):
+                return None
+            target = t
+        return target
+
+    def chain(self) -> tuple[CharSet, int] | None:
+        """(C, n): a counted run such as `[0-9a-f]{64}`: any n chars of C are accepted in a row."""
+        if not self._has_chain:
+            self._has_chain = True
+            hint = self.default_any()
+            if hint is not None:
+                klass, n, cur = hint, 0, self
+                while n < 4096:
+                    nxt = cur.uniform_step(klass)
+                    if nxt is None or nxt is cur:
+                        break
+                    cur, n = nxt, n + 1
+                if n >= 2 and (cur.chars & klass).is_empty():  # the run really ends after n
+                    self._chain = (klass, n)
+        return self._chain
+
+    def default_any(self) -> CharSet | None:
+        """The widest class of chars that all lead to one next state."""
+        groups: dict[DState, list[tuple[int, int]]] = {}
+        for lo, hi in self._atoms():
+            if self.chars.contains_cp(lo) and (t := self.step(chr(lo))) is not None:
+                groups.setdefault(t, []).append((lo, hi))
+        best: CharSet | None = None
+        best_size = 8
+        for ranges in groups.values():
+            size = sum(hi - lo + 1 for lo, hi in ranges)
+            if size > best_size:
+                best, best_size = CharSet(ranges), size
+        return best
+
+    def advance(self, n: int, klass: CharSet) -> DState:
+        """The state after `n` chars of a chain (`chain()` guarantees they agree)."""
+        cur = self
+        for _ in range(n):
+            nxt = cur.uniform_step(klass)
+            assert nxt is not None  # internal: within the chain length
+            cur = nxt
+        return cur
 
 
 def _edge_sets(d: DState) -> list[CharSet]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -75,7 +75,7 @@ class Node:
 
 
 class ByteTrie:
-    """Sorted byte strings with their token ids, plus a byte matrix for vectorised free-run checks."""
+    """Sorted byte strings with their token ids, plus flat byte arrays for vectorised free-run checks."""
 
     def __init__(self, entries: list[tuple[bytes, int]], n_vocab: int) -> None:
         entries.sort()
@@ -84,11 +84,14 @@ class ByteTrie:
         n = len(self.keys)
         self.ids: IntArray = np.array([i for _, i in entries], dtype=np.int32)
         self.lengths = np.array([len(k) for k in self.keys], dtype=np.int16)
-        self.width = int(self.lengths.max()) if n else 1
-        blob = b"".join(k.ljust(self.width, b"\0") for k in self.keys)
-        self.matrix = np.frombuffer(blob, dtype=np.uint8).reshape(n, self.width)
-        inside = np.arange(self.width)[None, :] < self.lengths[:, None]
-        self.nchars = (((self.matrix & 0xC0) != 0x80) & inside).sum(axis=1).astype(np.int16)
+        self.max_len = int(self.lengths.max()) if n else 0
+        # all keys end to end: per-class scans are one pass over ~2M bytes, not a padded matrix
+        self.flat = np.frombuffer(b"".join(self.keys), dtype=np.uint8)
+        self.offsets = np.zeros(n, dtype=np.int64)
+        np.cumsum(self.lengths[:-1], out=self.offsets[1:])
+        self.pos = (np.arange(len(self.flat)) - np.repeat(self.offsets, self.lengths)).astype(np.int16)
+        starts = ((self.flat & 0xC0) != 0x80).astype(np.int16)
+        self.nchars = np.add.reduceat(starts, self.offsets).astype(np.int16) if n else starts
         self.invalid = np.zeros(n, dtype=np.bool_)
         for row, key in enumerate(self.keys):
             if any(b >= 0x80 for b in key[-4:]):
@@ -97,10 +100,16 @@ class ByteTrie:
                 except UnicodeDecodeError:
                     self.invalid[row] = True
         self.first_byte_id = np.zeros(n_vocab, dtype=np.uint8)
-        self.first_byte_id[self.ids] = self.matrix[:, 0]
+        self.first_byte_id[self.ids] = self.flat[self.offsets]
         self.root = Node(self, 0, n, 0)
         self._free: dict[CharSet, FreeIndex] = {}
         self._lock = threading.Lock()
+
+    def byte_at(
+        self, rows: npt.NDArray[np.integer[Any]], index: npt.NDArray[np.int16] | int
+    ) -> npt.NDArray[np.uint8]:
+        """Byte `index` of each row's key (callers make sure the index is inside the key)."""
+        return self.flat[self.offsets[rows] + index]  # type: ignore[no-any-return]
 
     def free_indexes(self) -> list[FreeIndex]:
         with self._lock:
@@ -129,14 +138,15 @@ class FreeIndex:
         table = np.array([not klass.contains_cp(b) for b in range(128)] + [True] * 128, dtype=np.bool_)
         if (klass & CharSet([(0x80, 0x10FFFF)])).ranges == ((0x80, 0x10FFFF),):
             table[0x80:] = False
-        width = trie.width
-        inside = np.arange(width)[None, :] < trie.lengths[:, None]
-        bad = table[trie.matrix] & inside
-        bad[trie.invalid, 0] = True
-        has = bad.any(axis=1)
-        self.first_bad = np.where(has, bad.argmax(axis=1), trie.lengths).astype(np.int16)
-        self.last_bad = np.where(has, width - bad[:, ::-1].argmax(axis=1), 0).astype(np.int16)
+        bad = table[trie.flat]
+        big = np.int16(1 << 14)
+        self.first_bad = np.minimum.reduceat(np.where(bad, trie.pos, big), trie.offsets).astype(np.int16)
+        self.last_bad = (np.maximum.reduceat(np.where(bad, trie.pos, -1), trie.offsets) + 1).astype(np.int16)
+        self.first_bad[trie.invalid] = 0
         self.last_bad[trie.invalid] = trie.lengths[trie.invalid]
+        has = self.last_bad > 0
+        self.first_bad = np.minimum(self.first_bad, trie.lengths)
+        self.first_bad_byte = trie.flat[trie.offsets + np.minimum(self.first_bad, trie.lengths - 1)]
         self.mixed_rows = np.nonzero(has)[0]
         pure_rows = np.nonzero(~has)[0]
         self.pure_id: BoolArray = np.zeros(trie.n_vocab, dtype=np.bool_)

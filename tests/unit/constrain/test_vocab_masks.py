@@ -84,6 +84,7 @@ WALK_SCHEMAS: list[dict[str, Any]] = [
         "properties": {"id": {"type": "string", "pattern": "^[a-f0-9]+$"}},
         "required": ["id"],
     },
+    {"type": "array", "items": {"type": "string", "pattern": "^[0-9a-f]{3,5}$"}},
 ]
 
 
