@@ -13,9 +13,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from tokenloom.engine.jobs import Done, JobHandle, Piece
-from tokenloom.errors import EngineError, TokenloomError
-from tokenloom.events import Event
+from tokenloom.engine.jobs import JobHandle
+from tokenloom.errors import EngineError, InvalidRequest, TokenloomError
+from tokenloom.events import ContentDelta, Event, Finish
 from tokenloom.parsing.plain import PlainOutputParser
 from tokenloom.server.constraints import build_constraint
 from tokenloom.server.encode_openai import ChunkEncoder, ResponseCollector, usage_body
@@ -133,8 +133,6 @@ async def completions(request: Request) -> Response:
     else:
         prompt = [int(t) for t in body.prompt]
         if max(prompt) >= engine.n_vocab:
-            from tokenloom.errors import InvalidRequest
-
             raise InvalidRequest(f"prompt token ids must be below {engine.n_vocab}", param="prompt")
     params = sampling_params(body, engine.n_vocab, body.max_tokens or 16)
     started = time.monotonic()
@@ -160,11 +158,10 @@ async def completions(request: Request) -> Response:
         async def stream() -> AsyncIterator[bytes]:
             try:
                 async for event in events:
-                    text = getattr(event, "text", "")
-                    reason = getattr(event, "reason", None)
-                    if text or reason:
-                        usage = usage_body(event.usage) if reason and hasattr(event, "usage") else None
-                        yield sse_data(chunk(text, reason, usage))
+                    if isinstance(event, ContentDelta) and event.text:
+                        yield sse_data(chunk(event.text, None))
+                    elif isinstance(event, Finish):
+                        yield sse_data(chunk("", event.reason, usage_body(event.usage)))
             except TokenloomError as exc:
                 payload = chunk("", "error")
                 payload["error"] = {"message": exc.message, "type": exc.type, "param": None, "code": None}
@@ -177,20 +174,21 @@ async def completions(request: Request) -> Response:
 
     async def collect() -> dict[str, Any]:
         parts: list[str] = []
-        finish: Any = None
+        finish: Finish | None = None
         async for event in events:
-            if hasattr(event, "reason"):
+            if isinstance(event, ContentDelta):
+                parts.append(event.text)
+            elif isinstance(event, Finish):
                 finish = event
-            else:
-                parts.append(getattr(event, "text", ""))
         if finish is None:
             raise EngineError("generation ended without a finish")
         return chunk("".join(parts), finish.reason, usage_body(finish.usage))
 
-    result = await until_done_or_disconnected(collect(), request.is_disconnected, handle.cancel)
+    try:
+        result = await until_done_or_disconnected(collect(), request.is_disconnected, handle.cancel)
+    except BaseException:
+        handle.cancel()
+        raise
     if result is None:
         return Response(status_code=499)
     return JSONResponse(result)
-
-
-__all__ = ["Done", "Piece", "router"]
