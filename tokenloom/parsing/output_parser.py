@@ -24,7 +24,7 @@ from tokenloom.events import (
 )
 from tokenloom.parsing.arguments import dump_arguments
 from tokenloom.parsing.markers import find_first, hold_back_len
-from tokenloom.parsing.section import Incomplete, RawCall, SectionError, SectionParser
+from tokenloom.parsing.section import Incomplete, RawCall, SectionError, SectionParser, scan_brackets
 from tokenloom.parsing.structures import SLOT_ID, SLOTS, ContentStructure, ReasoningMode, TemplateAnalysis
 
 _Mode = Enum("_Mode", "REASONING CONTENT SECTION")
@@ -240,23 +240,11 @@ class AutoOutputParser:
     def _json_closes(self, start: int) -> bool:
         """Track bracket depth over new text only; True when a JSON value may have just closed."""
         closes = False
-        depth, in_string, escaped = self._depth
-        for ch in self._section[start:]:
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch in "{[":
-                depth += 1
-            elif ch in "}]":
-                depth = max(depth - 1, 0)
-                closes = closes or depth == 0
-        self._depth = (depth, in_string, escaped)
+        state, end = scan_brackets(self._section, start, self._depth)
+        while end >= 0:
+            closes = True
+            state, end = scan_brackets(self._section, end, state)
+        self._depth = state
         return closes
 
     def _advance_section(self, out: list[Event], final: bool) -> bool:

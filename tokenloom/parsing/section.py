@@ -51,10 +51,14 @@ class RawCall:
     index: int | None = None  # the index the model wrote (Kimi's functions.NAME:INDEX)
 
 
-def json_end(text: str, pos: int) -> int:
-    """Index after the JSON object/array starting at `pos`, or -1 if it is not closed yet."""
-    depth, in_string, escaped = 0, False, False
-    for i in range(pos, len(text)):
+BracketState = tuple[int, bool, bool]  # JSON bracket depth, inside a string, after a backslash
+
+
+def scan_brackets(text: str, start: int, state: BracketState) -> tuple[BracketState, int]:
+    """Scan `text` from `start`: the state after the first return to depth 0 and the index after it,
+    or the state at the end and -1. Strings are skipped; depth never goes below 0."""
+    depth, in_string, escaped = state
+    for i in range(start, len(text)):
         ch = text[i]
         if in_string:
             if escaped:
@@ -68,10 +72,15 @@ def json_end(text: str, pos: int) -> int:
         elif ch in "{[":
             depth += 1
         elif ch in "}]":
-            depth -= 1
+            depth = max(depth - 1, 0)
             if depth == 0:
-                return i + 1
-    return -1
+                return (depth, in_string, escaped), i + 1
+    return (depth, in_string, escaped), -1
+
+
+def json_end(text: str, pos: int) -> int:
+    """Index after the JSON object/array starting at `pos`, or -1 if it is not closed yet."""
+    return scan_brackets(text, pos, (0, False, False))[1]
 
 
 def _get(obj: Any, path: tuple[str, ...]) -> Any:
