@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
+from typing import Any
 
 MAX_CP = 0x10FFFF
 _UTF8_LEAD_RANGES: dict[int, tuple[int, int]] = {}
@@ -16,6 +17,23 @@ for _b in range(0xE0, 0xF0):  # clipped: E0 80..9F would be overlong
     _UTF8_LEAD_RANGES[_b] = (max(0x800, (_b & 0x0F) << 12), ((_b & 0x0F) << 12) | 0xFFF)
 for _b in range(0xF0, 0xF5):
     _UTF8_LEAD_RANGES[_b] = (max(0x10000, (_b & 0x07) << 18), min(MAX_CP, ((_b & 0x07) << 18) | 0x3FFFF))
+
+
+# Parsers build the same sets over and over (one per new state): results are memoised by value.
+_Ranges = tuple[tuple[int, int], ...]
+_FIRST_BYTES: dict[_Ranges, frozenset[int]] = {}
+_OF: dict[str, CharSet] = {}
+_OR: dict[tuple[_Ranges, _Ranges], CharSet] = {}
+_AND: dict[tuple[_Ranges, _Ranges], CharSet] = {}
+_COMPLEMENT: dict[_Ranges, CharSet] = {}
+_MEMO_LIMIT = 50_000
+
+
+def _remember(memo: dict[Any, CharSet], key: Any, value: CharSet) -> CharSet:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 class CharSet:
@@ -40,7 +58,10 @@ class CharSet:
 
     @staticmethod
     def of(chars: str) -> CharSet:
-        return CharSet((ord(c), ord(c)) for c in chars)
+        hit = _OF.get(chars)
+        if hit is None:
+            hit = _remember(_OF, chars, CharSet((ord(c), ord(c)) for c in chars))
+        return hit
 
     @staticmethod
     def range(lo: str, hi: str) -> CharSet:
@@ -71,13 +92,23 @@ class CharSet:
         return not self.ranges
 
     def __or__(self, other: CharSet) -> CharSet:
-        if not other.ranges:
+        if not other.ranges or other.ranges == self.ranges:
             return self
         if not self.ranges:
             return other
-        return CharSet(self.ranges + other.ranges)
+        key = (self.ranges, other.ranges)
+        hit = _OR.get(key)
+        if hit is None:
+            hit = _remember(_OR, key, CharSet(self.ranges + other.ranges))
+        return hit
 
     def complement(self) -> CharSet:
+        hit = _COMPLEMENT.get(self.ranges)
+        if hit is None:
+            hit = _remember(_COMPLEMENT, self.ranges, self._complement())
+        return hit
+
+    def _complement(self) -> CharSet:
         out: list[tuple[int, int]] = []
         prev = 0
         for lo, hi in self.ranges:
@@ -89,6 +120,13 @@ class CharSet:
         return CharSet(out)
 
     def __and__(self, other: CharSet) -> CharSet:
+        key = (self.ranges, other.ranges)
+        hit = _AND.get(key)
+        if hit is None:
+            hit = _remember(_AND, key, self._and(other))
+        return hit
+
+    def _and(self, other: CharSet) -> CharSet:
         out: list[tuple[int, int]] = []
         i = j = 0
         a, b = self.ranges, other.ranges
@@ -108,9 +146,18 @@ class CharSet:
     def first_bytes(self) -> frozenset[int]:
         """Bytes that can begin the UTF-8 encoding of a member; cached because the walk asks per node."""
         if self._first_bytes is None:
-            fb = {b for b in range(0x80) if self.contains_cp(b)}
-            fb.update(b for b, (lo, hi) in _UTF8_LEAD_RANGES.items() if self.overlaps(lo, hi))
-            self._first_bytes = frozenset(fb)
+            fb = _FIRST_BYTES.get(self.ranges)
+            if fb is None:
+                ascii_bytes = {b for lo, hi in self.ranges if lo < 0x80 for b in range(lo, min(hi, 0x7F) + 1)}
+                if self.ranges and self.ranges[-1][1] >= 0x80:
+                    ascii_bytes.update(
+                        b for b, (lo, hi) in _UTF8_LEAD_RANGES.items() if self.overlaps(lo, hi)
+                    )
+                fb = frozenset(ascii_bytes)
+                if len(_FIRST_BYTES) > 20_000:
+                    _FIRST_BYTES.clear()
+                _FIRST_BYTES[self.ranges] = fb
+            self._first_bytes = fb
         return self._first_bytes
 
 

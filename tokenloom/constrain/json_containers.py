@@ -100,6 +100,9 @@ class StrFrame:
             return None
         klass = JSON_STRING_FREE
         limit: int | None = None
+        mx, mn = self.schema.max_len, self.schema.min_len
+        if self.regex is not None and mx is None and self.count >= mn and self.regex.is_universal(klass):
+            return FreeRun(klass, None, stateful=True)  # e.g. an unanchored pattern still searching
         if self.regex is not None:
             klass = self.regex.loop_chars() & JSON_STRING_FREE
             if klass.is_empty():  # a counted run such as [0-9a-f]{64}
@@ -107,7 +110,6 @@ class StrFrame:
                 if chain is None or not (chain[0] - JSON_STRING_FREE).is_empty():
                     return None
                 klass, limit = chain
-        mx, mn = self.schema.max_len, self.schema.min_len
         if mx is None and self.count >= mn and limit is None:
             return FreeRun(klass, None)
         remaining = (mx - self.count) if mx is not None else 1 << 30

@@ -9,16 +9,21 @@ plainness for speed (numpy over token ranges, memo of token tails).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from tokenloom.constrain.charset import CharSet, utf8_len, utf8_prefix_range
 from tokenloom.constrain.parser import ParserState
-from tokenloom.constrain.trie import BoolArray, ByteTrie, IntArray, Node
+from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
 
-# (a shared base mask or None, a private base as packed bits or None, extra token ids)
-MaskParts = tuple[BoolArray | None, "np.ndarray | None", IntArray]
+# (a shared base mask or None, a private base as packed bits or None, ids added, ids taken from the base)
+MaskParts = tuple[BoolArray | None, "np.ndarray | None", IntArray, IntArray]
+Rows = npt.NDArray[np.integer[Any]]  # positions in the trie's sorted order
 _BIG = 20_000  # more ids than this are folded into a packed base mask
 _NON_ASCII = CharSet([(0x80, 0x10FFFF)])
+_SMALL = 24  # subtrees up to this many tokens are checked without numpy
 
 
 def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[ParserState | None, bytes]:
@@ -50,12 +55,13 @@ def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[Par
 class _Walk:
     """One computation: collects id arrays and at most one base mask."""
 
-    __slots__ = ("base", "parts", "trie")
+    __slots__ = ("base", "minus", "parts", "trie")
 
     def __init__(self, trie: ByteTrie) -> None:
         self.trie = trie
         self.parts: list[IntArray] = []
         self.base: BoolArray | None = None
+        self.minus: list[IntArray] = []  # ids taken out of `base` (before `parts` are added)
 
     def walk(self, node: Node, st: ParserState, pending: bytes) -> None:
         trie = self.trie
@@ -66,17 +72,24 @@ class _Walk:
             return
         free = st.free_run()
         if free is not None:
-            self._free(node, st, free[0].klass, free[0].remaining, None)
+            if free[0].stateful:
+                self._free_stateful(node, st, free[0].klass)
+            else:
+                self._free(node, st, free[0].klass, free[0].remaining, None)
             return
-        children = node.children(trie)
         first = st.allowed_chars().first_bytes()
         dele = st.delegate()
         if dele is not None:
-            table = _byte_table(dele[0])
+            table, table_bytes = _byte_table(dele[0])
             run = dele[1].free_run()
             assert run is not None  # internal: delegate() only returns free targets
             self._free(node, dele[1], run[0].klass, None, table)
-            first = first - frozenset(np.nonzero(table)[0].tolist())
+            first = first - table_bytes
+        self.walk_children(node, st, first)
+
+    def walk_children(self, node: Node, st: ParserState, first: frozenset[int]) -> None:
+        """Follow the children of `node` whose byte is in `first`, one by one."""
+        children = node.children(self.trie)
         for b in first if len(first) < len(children) else children:
             child = children.get(b)
             if child is None or b not in first:
@@ -121,20 +134,24 @@ class _Walk:
         if d == 0:
             fits = remaining is None or remaining >= idx.max_pure_chars
             base = idx.pure_id if fits else idx.pure_id & (idx.nchars_id <= remaining)  # type: ignore[operator]
-            rows = idx.mixed_rows
+            rows: Rows = idx.mixed_rows
             if only is not None:
-                base = base & only[trie.first_byte_id]
+                # tokens are sorted, so those starting with an excluded byte are a few ranges to drop
+                for child in _excluded(node, trie, only):
+                    self.minus.append(trie.ids[child.lo : child.hi])
                 rows = rows[only[trie.byte_at(rows, 0)]]
             self.base = base
+        elif node.hi - node.end <= _SMALL:
+            self._free_small(idx, node, st, remaining, only)
+            return
         else:
             lo, hi = node.end, node.hi
             last_bad = idx.last_bad[lo:hi]
             ok = last_bad <= d
             if only is not None:
-                span = np.arange(lo, hi)
-                longer = trie.lengths[lo:hi] > d
-                sel = np.zeros(hi - lo, dtype=np.bool_)
-                sel[longer] = only[trie.byte_at(span[longer], d)]
+                sel = np.ones(hi - lo, dtype=np.bool_)
+                for child in _excluded(node, trie, only):
+                    sel[child.lo - lo : child.hi - lo] = False
                 ok &= sel
                 last_bad = np.where(sel, last_bad, 0)
             if remaining is not None:
@@ -144,6 +161,10 @@ class _Walk:
             rows = lo + np.nonzero(last_bad > d)[0]
         if not len(rows):
             return
+        if idx.tails is not None:
+            rows = self._by_tails(idx, idx.tails, rows, d, st, remaining)
+            if not len(rows):
+                return
         first_bad = idx.first_bad[rows]
         # filter on the first byte that leaves the run: it must be allowed by the state reached there
         # (the same state when unlimited; one of the next <= 48 states of a bounded run)
@@ -171,34 +192,151 @@ class _Walk:
         if good:
             self.parts.append(trie.ids[good])
 
+    def _free_stateful(self, node: Node, st: ParserState, klass: CharSet) -> None:
+        """A run no `klass` string can kill, though each char moves the state: the tokens made of
+        `klass` are all in; each other token is checked from the state its run reaches."""
+        trie = self.trie
+        idx = trie.free_index(klass)
+        d = node.depth
+        if d == 0:
+            self.base = idx.pure_id
+            rows = idx.mixed_rows
+        else:
+            lo, hi = node.end, node.hi
+            last_bad = idx.last_bad[lo:hi]
+            self.parts.append(trie.ids[lo:hi][last_bad <= d])
+            rows = lo + np.nonzero(last_bad > d)[0]
+        keys, tails = trie.keys, idx.tails
+        if tails is not None:  # tokens that leave the run at once: all from `st`, in one lookup
+            now = idx.first_bad[rows] == d
+            mine = rows[now]
+            self.parts.append(trie.ids[mine[_accepted_tails(tails, st)[idx.tail_id[mine]]]])
+            rows = rows[~now]
+        reached: dict[bytes, ParserState | None] = {}
+        good: list[int] = []
+        for row in rows.tolist():
+            key = keys[row]
+            first_bad = int(idx.first_bad[row])
+            if tails is not None and first_bad >= d:
+                prefix = key[d:first_bad]
+                if prefix in reached:
+                    at = reached[prefix]
+                else:
+                    at, pending = feed_bytes(st, b"", prefix)
+                    reached[prefix] = at = at if not pending else None
+                if at is not None and _accepted_tails(tails, at)[idx.tail_id[row]]:
+                    good.append(row)
+            elif feed_bytes(st, b"", key[d:])[0] is not None:
+                good.append(row)
+        if good:
+            self.parts.append(trie.ids[good])
 
-def _byte_table(klass: CharSet) -> BoolArray:
+    def _free_small(
+        self, idx: FreeIndex, node: Node, st: ParserState, remaining: int | None, only: BoolArray | None
+    ) -> None:
+        """`_free` for a small subtree: row by row in plain Python beats a dozen numpy calls."""
+        keys, d = self.trie.keys, node.depth
+        tails = idx.tails if remaining is None else None
+        good: list[int] = []
+        for row in range(node.end, node.hi):
+            key = keys[row]
+            if only is not None and not only[key[d]]:
+                continue
+            if remaining is None and idx.last_bad[row] <= d:
+                good.append(row)
+            elif tails is not None and idx.first_bad[row] >= d:
+                if _accepted_tails(tails, st)[idx.tail_id[row]]:
+                    good.append(row)
+            elif feed_bytes(st, b"", key[d:])[0] is not None:
+                good.append(row)
+        if good:
+            self.parts.append(self.trie.ids[good])
+
+    def _by_tails(
+        self, idx: FreeIndex, tails: ByteTrie, rows: Rows, d: int, st: ParserState, remaining: int | None
+    ) -> Rows:
+        """Settle the rows whose first bad byte is at or after `d` by their tail; return the others."""
+        first_bad = idx.first_bad[rows]
+        later = first_bad >= d
+        mine = rows[later]
+        if len(mine):
+            tail_ids = idx.tail_id[mine]
+            ids = self.trie.ids
+            if remaining is None:
+                self.parts.append(ids[mine[_accepted_tails(tails, st)[tail_ids]]])
+            else:
+                skipped = self.trie.chars_between(mine, d, first_bad[later])
+                fits = skipped <= remaining
+                for k in np.unique(skipped[fits]).tolist():
+                    sel = fits & (skipped == k)
+                    at = st if k == 0 else st.skip(k)
+                    self.parts.append(ids[mine[sel][_accepted_tails(tails, at)[tail_ids[sel]]]])
+        return rows[~later]
+
+
+def _excluded(node: Node, trie: ByteTrie, only: BoolArray) -> list[Node]:
+    """The children of `node` whose byte `only` does not mark."""
+    children = node.children(trie)
+    return [child for b, child in children.items() if not only[b]]
+
+
+def _accepted_tails(tails: ByteTrie, st: ParserState) -> BoolArray:
+    """Which tails (all starting with a byte outside the run) `st` accepts; memoised on the state."""
+    hit = st.memo.get(tails)
+    if hit is None:
+        walk = _Walk(tails)
+        walk.walk_children(tails.root, st, st.allowed_chars().first_bytes())
+        acc = np.zeros(tails.n_vocab, dtype=np.bool_)
+        for part in walk.parts:
+            acc[part] = True
+        st.memo[tails] = hit = acc
+    return hit  # type: ignore[return-value]
+
+
+_BYTE_TABLES: dict[CharSet, tuple[BoolArray, frozenset[int]]] = {}
+
+
+def _byte_table(klass: CharSet) -> tuple[BoolArray, frozenset[int]]:
     """Bytes that start a character of `klass` (lead bytes only when all of their characters are in)."""
+    hit = _BYTE_TABLES.get(klass)
+    if hit is not None:
+        return hit
     table = np.zeros(256, dtype=np.bool_)
-    table[[b for b in range(0x80) if klass.contains_cp(b)]] = True
+    table[[b for lo, hi in klass.ranges if lo < 0x80 for b in range(lo, min(hi, 0x7F) + 1)]] = True
     if (klass & _NON_ASCII) == _NON_ASCII:
         table[0xC2:0xF5] = True
-    return table
+    if len(_BYTE_TABLES) > 4096:
+        _BYTE_TABLES.clear()
+    hit = _BYTE_TABLES[klass] = (table, frozenset(np.nonzero(table)[0].tolist()))
+    return hit
 
 
 def compute(trie: ByteTrie, st: ParserState, pending: bytes = b"") -> MaskParts:
     """The allowed tokens from `st` (after `pending` bytes of an unfinished character)."""
     w = _Walk(trie)
     w.walk(trie.root, st, pending)
-    ids = np.concatenate(w.parts) if w.parts else np.zeros(0, dtype=np.int32)
+    ids = _joined(w.parts)
+    minus = _joined(w.minus)
     shared = w.base is not None and any(w.base is idx.pure_id for idx in trie.free_indexes())
-    if len(ids) <= _BIG and (w.base is None or shared):
-        return w.base, None, ids.astype(np.int32, copy=False)
+    if len(ids) + len(minus) <= _BIG and (w.base is None or shared):
+        return w.base, None, ids, minus
     full = w.base.copy() if w.base is not None else np.zeros(trie.n_vocab, dtype=np.bool_)
+    full[minus] = False
     full[ids] = True
-    return None, np.packbits(full), np.zeros(0, dtype=np.int32)
+    empty = np.zeros(0, dtype=np.int32)
+    return None, np.packbits(full), empty, empty
+
+
+def _joined(parts: list[IntArray]) -> IntArray:
+    return np.concatenate(parts).astype(np.int32, copy=False) if parts else np.zeros(0, dtype=np.int32)
 
 
 def to_mask(parts: MaskParts, n_vocab: int) -> BoolArray:
-    base, packed, ids = parts
+    base, packed, ids, minus = parts
     if packed is not None:
         mask = np.unpackbits(packed, count=n_vocab).view(np.bool_)
     else:
         mask = base.copy() if base is not None else np.zeros(n_vocab, dtype=np.bool_)
+    mask[minus] = False
     mask[ids] = True
     return mask

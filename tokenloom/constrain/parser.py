@@ -45,6 +45,9 @@ class FreeRun:
 
     klass: CharSet
     remaining: int | None
+    # The frame changes with each char (a regex still searching for its match) but no run of `klass`
+    # chars can kill it: tokens inside the run are all allowed, the rest need the state they reach.
+    stateful: bool = False
 
 
 class FreeFrame(Frame, Protocol):
@@ -89,6 +92,7 @@ class ParserState:
         "_has_free",
         "_next",
         "grammar",
+        "memo",
         "stacks",
     )
 
@@ -102,6 +106,7 @@ class ParserState:
         self._has_free = False
         self._dele: tuple[CharSet, ParserState] | None = None
         self._has_dele = False
+        self.memo: dict[object, object] = {}  # for consumers (the mask walk), keyed by their objects
 
     def add_char(self, c: str) -> ParserState | None:
         """The state after `c`, or None if `c` is not allowed here."""
@@ -152,7 +157,7 @@ class ParserState:
             runs = [_stack_run(stack) for stack in self.stacks]
             if len(runs) == 1 and runs[0] is not None:
                 self._free = runs[0]
-            elif runs and all(r is not None and r[0].remaining is None for r in runs):
+            elif runs and all(r is not None and r[0].remaining is None and not r[0].stateful for r in runs):
                 klass = runs[0][0].klass  # type: ignore[index]
                 for r in runs[1:]:
                     klass = klass & r[0].klass  # type: ignore[index]
@@ -179,6 +184,10 @@ class ParserState:
         for stack in self.stacks:
             top = stack[-1] if stack else None
             hint = top.delegate() if top is not None and hasattr(top, "delegate") else None
+            if hint is None and top is not None:
+                run = _stack_run(stack)  # a stack already in an unlimited run is its own target
+                if run is not None and run[0].remaining is None and not run[0].stateful:
+                    hint = (run[0].klass, top)
             if hint is None:
                 others.append(stack)
                 continue
@@ -192,7 +201,9 @@ class ParserState:
             return None
         target = self.grammar.state(tuple(dict.fromkeys(targets)))
         run = target.free_run()
-        if run is None or run[0].remaining is not None or not (klass - run[0].klass).is_empty():
+        if run is None or run[0].remaining is not None or run[0].stateful:
+            return None
+        if not (klass - run[0].klass).is_empty():
             return None
         return klass, target
 

@@ -17,6 +17,7 @@ from tokenloom.constrain.regex_syntax import Ast, RegexParser
 from tokenloom.errors import GrammarError
 
 MAX_NFA_STATES = 20_000
+_UNIVERSAL_LIMIT = 512  # DFA states explored before `is_universal` gives up (and says no)
 
 
 class Nfa:
@@ -101,11 +102,13 @@ class DState:
     """One state of the lazily built DFA; identity-hashed because each is made once per regex."""
 
     __slots__ = (
+        "_atom_list",
         "_chain",
         "_default",
         "_has_chain",
         "_has_default",
         "_uniform",
+        "_universal",
         "accepting",
         "chars",
         "loop",
@@ -133,6 +136,8 @@ class DState:
         self._uniform: dict[CharSet, DState | None] = {}
         self._chain: tuple[CharSet, int] | None = None
         self._has_chain = False
+        self._universal: dict[CharSet, bool] = {}
+        self._atom_list: list[tuple[int, int]] | None = None
 
     def step(self, c: str) -> DState | None:
         try:
@@ -162,6 +167,11 @@ class DState:
 
     def _atoms(self) -> list[tuple[int, int]]:
         """Maximal ranges on which every transition of this state agrees."""
+        if self._atom_list is None:
+            self._atom_list = self._find_atoms()
+        return self._atom_list
+
+    def _find_atoms(self) -> list[tuple[int, int]]:
         sets = _edge_sets(self)
         bounds = sorted(
             {0, 0x110000}
@@ -237,6 +247,35 @@ class DState:
             if size > best_size:
                 best, best_size = CharSet(ranges), size
         return best
+
+    def is_universal(self, klass: CharSet) -> bool:
+        """Whether no string of `klass` chars can reach a dead end from here (searches that can
+        always still match later, `.*`); explored over the DFA, given up past a bound."""
+        hit = self._universal.get(klass)
+        if hit is None:
+            hit = self._universal[klass] = self._explore_universal(klass)
+        return hit
+
+    def _explore_universal(self, klass: CharSet) -> bool:
+        """Explore; on success every state seen is universal too (what it reaches was explored)."""
+        seen: set[DState] = {self}
+        todo = [self]
+        while todo:
+            cur = todo.pop()
+            for lo, hi in cur._atoms():
+                if not klass.overlaps(lo, hi):
+                    continue
+                nxt = cur.step(chr(max(lo, (klass & CharSet([(lo, hi)])).ranges[0][0])))
+                if nxt is None:
+                    return False
+                if nxt not in seen:
+                    if len(seen) >= _UNIVERSAL_LIMIT:
+                        return False
+                    seen.add(nxt)
+                    todo.append(nxt)
+        for state in seen:
+            state._universal[klass] = True
+        return True
 
     def advance(self, n: int, klass: CharSet) -> DState:
         """The state after `n` chars of a chain (`chain()` guarantees they agree)."""

@@ -77,8 +77,9 @@ class Node:
 class ByteTrie:
     """Sorted byte strings with their token ids, plus flat byte arrays for vectorised free-run checks."""
 
-    def __init__(self, entries: list[tuple[bytes, int]], n_vocab: int) -> None:
+    def __init__(self, entries: list[tuple[bytes, int]], n_vocab: int, *, with_tails: bool = True) -> None:
         entries.sort()
+        self.with_tails = with_tails  # tail tries index their own free runs row by row
         self.n_vocab = n_vocab
         self.keys = [k for k, _ in entries]
         n = len(self.keys)
@@ -92,6 +93,8 @@ class ByteTrie:
         self.pos = (np.arange(len(self.flat)) - np.repeat(self.offsets, self.lengths)).astype(np.int16)
         starts = ((self.flat & 0xC0) != 0x80).astype(np.int16)
         self.nchars = np.add.reduceat(starts, self.offsets).astype(np.int16) if n else starts
+        self.cum_starts = np.zeros(len(self.flat) + 1, dtype=np.int32)  # char starts before each byte
+        np.cumsum(starts, out=self.cum_starts[1:])
         self.invalid = np.zeros(n, dtype=np.bool_)
         for row, key in enumerate(self.keys):
             if any(b >= 0x80 for b in key[-4:]):
@@ -111,6 +114,13 @@ class ByteTrie:
         """Byte `index` of each row's key (callers make sure the index is inside the key)."""
         return self.flat[self.offsets[rows] + index]  # type: ignore[no-any-return]
 
+    def chars_between(
+        self, rows: npt.NDArray[np.integer[Any]], lo: int, his: npt.NDArray[np.int16]
+    ) -> IntArray:
+        """Characters that start in bytes lo..his[i] of each row's key."""
+        base = self.offsets[rows]
+        return self.cum_starts[base + his] - self.cum_starts[base + lo]  # type: ignore[no-any-return]
+
     def free_indexes(self) -> list[FreeIndex]:
         with self._lock:
             return list(self._free.values())
@@ -121,7 +131,7 @@ class ByteTrie:
             if idx is None:
                 if len(self._free) > 64:
                     self._free.pop(next(k for k in self._free if k != JSON_STRING_FREE))
-                idx = self._free[klass] = FreeIndex(self, klass)
+                idx = self._free[klass] = FreeIndex(self, klass, with_tails=self.with_tails)
             return idx
 
 
@@ -134,7 +144,7 @@ class FreeIndex:
     on their own (byte fallback, split characters) are always checked one by one.
     """
 
-    def __init__(self, trie: ByteTrie, klass: CharSet) -> None:
+    def __init__(self, trie: ByteTrie, klass: CharSet, *, with_tails: bool = True) -> None:
         table = np.array([not klass.contains_cp(b) for b in range(128)] + [True] * 128, dtype=np.bool_)
         if (klass & CharSet([(0x80, 0x10FFFF)])).ranges == ((0x80, 0x10FFFF),):
             table[0x80:] = False
@@ -154,8 +164,19 @@ class FreeIndex:
         self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
         self.nchars_id[trie.ids[pure_rows]] = trie.nchars[pure_rows]
         self.max_pure_chars = int(trie.nchars[pure_rows].max()) if len(pure_rows) else 0
+        # The tails (from the first bad byte on) of the mixed tokens, as a trie of their own: a state
+        # is checked against all of them by one pruned walk, shared by every node that reaches it.
+        self.tails: ByteTrie | None = None
+        self.tail_id = np.full(len(trie.keys), -1, dtype=np.int32)
+        if with_tails and len(self.mixed_rows) <= MAX_TAIL_ROWS:
+            numbered: dict[bytes, int] = {}
+            for row in self.mixed_rows.tolist():
+                tail = trie.keys[row][int(self.first_bad[row]) :]
+                self.tail_id[row] = numbered.setdefault(tail, len(numbered))
+            self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
 
 
+MAX_TAIL_ROWS = 40_000  # narrow classes (most tokens mixed) keep the row-by-row check instead
 _TRIES: dict[int, tuple[object, ByteTrie]] = {}
 _TRIES_LOCK = threading.Lock()
 

@@ -137,3 +137,48 @@ def test_split_utf8_and_end_of_generation(vocab: Vocab) -> None:
     c2 = compile({"json_schema": {"type": "integer"}}, vocab)
     with pytest.raises(GrammarError):
         c2.advance(eog[0])  # nothing generated yet: cannot end
+
+
+# Texts that drive the fast paths of the walk: names that may be additional properties (delegation),
+# anyOf objects (several stacks), an unanchored pattern (a run that changes state), bounded strings
+# and escapes (tails checked through the tail trie).
+FORCED_WALKS: list[tuple[dict[str, Any], str]] = [
+    (
+        {"type": "object", "properties": {"name": {"type": "string"}, "nick": {"type": "string"}}},
+        '{"name":"Ann \\"A\\"","nickel":3, "nick" :"x\\u00e9"}',
+    ),
+    (
+        {
+            "anyOf": [
+                {"type": "object", "properties": {"kind": {"const": "a"}, "size": {"type": "integer"}}},
+                {"type": "object", "properties": {"kind": {"const": "b"}, "label": {"type": "string"}}},
+            ]
+        },
+        '{"kind":"b","label":"hi there","other":[1,"two"]}',
+    ),
+    (
+        {"type": "object", "properties": {"hash": {"type": "string", "pattern": "[A-Fa-f0-9]{8}"}}},
+        '{"hash":"see: 0011AAbbCCdd, ok"}',
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "maxLength": 9}},
+        '["abc","abcdefghi","\\n\\t x",""]',
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "text"), FORCED_WALKS)
+def test_mask_equals_brute_force_along_forced_texts(
+    schema: dict[str, Any], text: str, vocab: Vocab, tokenizer: Tokenizer
+) -> None:
+    c = compile({"json_schema": schema}, vocab)
+    tokens = tokenizer.tokenize(text, parse_special=False)
+    for step, tid in enumerate(tokens):
+        mask = c.allowed()
+        assert mask is not None
+        if step % 3 == 0 or step == len(tokens) - 1:
+            assert mask_ids(mask) == _brute_force(c, vocab), f"step {step}"
+        assert mask[tid], f"step {step}: token {vocab.pieces[tid]!r} of a valid text was masked"
+        c.advance(tid)
+    assert c.is_accepting()
+    assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
