@@ -28,6 +28,12 @@ _SMALL = 24  # subtrees up to this many tokens are checked without numpy
 
 def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[ParserState | None, bytes]:
     """Advance by raw bytes (UTF-8 decoded on the way); (None, ...) once rejected."""
+    if not pending and data.isascii():
+        for ch in data.decode("ascii"):
+            if st is None:
+                break
+            st = st.add_char(ch)
+        return st, b""
     for b in data:
         if st is None:
             break
@@ -282,14 +288,17 @@ def _excluded(node: Node, trie: ByteTrie, only: BoolArray) -> list[Node]:
 
 def _accepted_tails(tails: ByteTrie, st: ParserState) -> BoolArray:
     """Which tails (all starting with a byte outside the run) `st` accepts; memoised on the state."""
-    hit = st.memo.get(tails)
+    memo = st.memo
+    if memo is None:
+        memo = st.memo = {}
+    hit = memo.get(tails)
     if hit is None:
         walk = _Walk(tails)
         walk.walk_children(tails.root, st, st.allowed_chars().first_bytes())
         acc = np.zeros(tails.n_vocab, dtype=np.bool_)
         for part in walk.parts:
             acc[part] = True
-        st.memo[tails] = hit = acc
+        memo[tails] = hit = acc
     return hit  # type: ignore[return-value]
 
 

@@ -106,7 +106,7 @@ class ParserState:
         self._has_free = False
         self._dele: tuple[CharSet, ParserState] | None = None
         self._has_dele = False
-        self.memo: dict[object, object] = {}  # for consumers (the mask walk), keyed by their objects
+        self.memo: dict[object, object] | None = None  # for consumers (the mask walk), made on first use
 
     def add_char(self, c: str) -> ParserState | None:
         """The state after `c`, or None if `c` is not allowed here."""
@@ -114,8 +114,19 @@ class ParserState:
             return self._next[c]
         except KeyError:
             pass
+        stacks = self.stacks
+        if len(stacks) == 1 and stacks[0] and not stacks[0][-1].can_end():
+            stack = stacks[0]  # the common case: one stack whose top takes the char or rejects it
+            reps = stack[-1].feed(c)
+            if len(reps) == 1:
+                nxt: ParserState | None = self.grammar.state((stack[:-1] + reps[0],))
+                self._next[c] = nxt
+                return nxt
+            if not reps:
+                self._next[c] = None
+                return None
         out: dict[Stack, None] = {}
-        for stack in self.stacks:
+        for stack in stacks:
             i = len(stack) - 1
             while i >= 0:
                 top = stack[i]

@@ -126,6 +126,9 @@ class ByteTrie:
             return list(self._free.values())
 
     def free_index(self, klass: CharSet) -> FreeIndex:
+        idx = self._free.get(klass)  # a plain read is safe under the GIL; building takes the lock
+        if idx is not None:
+            return idx
         with self._lock:
             idx = self._free.get(klass)
             if idx is None:
