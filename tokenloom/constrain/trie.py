@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
+from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet, utf8_len, utf8_prefix_range
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
@@ -95,13 +95,17 @@ class ByteTrie:
         self.nchars = np.add.reduceat(starts, self.offsets).astype(np.int16) if n else starts
         self.cum_starts = np.zeros(len(self.flat) + 1, dtype=np.int32)  # char starts before each byte
         np.cumsum(starts, out=self.cum_starts[1:])
+        # not UTF-8 on their own: `invalid`; of those, `dead` can never follow a character boundary
+        # (a stray continuation byte); the others end inside a character (byte fallback, split chars)
         self.invalid = np.zeros(n, dtype=np.bool_)
+        self.dead = np.zeros(n, dtype=np.bool_)
         for row, key in enumerate(self.keys):
-            if any(b >= 0x80 for b in key[-4:]):
+            if not key.isascii():
                 try:
                     key.decode("utf-8")
-                except UnicodeDecodeError:
+                except UnicodeDecodeError as exc:
                     self.invalid[row] = True
+                    self.dead[row] = not _ends_inside_char(key[exc.start :])
         self.first_byte_id = np.zeros(n_vocab, dtype=np.uint8)
         self.first_byte_id[self.ids] = self.flat[self.offsets]
         self.root = Node(self, 0, n, 0)
@@ -149,19 +153,23 @@ class FreeIndex:
 
     def __init__(self, trie: ByteTrie, klass: CharSet, *, with_tails: bool = True) -> None:
         table = np.array([not klass.contains_cp(b) for b in range(128)] + [True] * 128, dtype=np.bool_)
-        if (klass & CharSet([(0x80, 0x10FFFF)])).ranges == ((0x80, 0x10FFFF),):
+        all_non_ascii = (klass & CharSet([(0x80, 0x10FFFF)])).ranges == ((0x80, 0x10FFFF),)
+        if all_non_ascii:
             table[0x80:] = False
         bad = table[trie.flat]
         big = np.int16(1 << 14)
         self.first_bad = np.minimum.reduceat(np.where(bad, trie.pos, big), trie.offsets).astype(np.int16)
         self.last_bad = (np.maximum.reduceat(np.where(bad, trie.pos, -1), trie.offsets) + 1).astype(np.int16)
-        self.first_bad[trie.invalid] = 0
-        self.last_bad[trie.invalid] = trie.lengths[trie.invalid]
-        has = self.last_bad > 0
+        # A token ending inside a character stays in a run that takes every non-ASCII character (some
+        # completion is in the run); otherwise it is checked byte by byte like any other.
+        forced = trie.dead if all_non_ascii else trie.invalid
+        self.first_bad[forced] = 0
+        self.last_bad[forced] = trie.lengths[forced]
+        has = (self.last_bad > 0) & ~trie.dead  # dead tokens are never allowed at a boundary
         self.first_bad = np.minimum(self.first_bad, trie.lengths)
         self.first_bad_byte = trie.flat[trie.offsets + np.minimum(self.first_bad, trie.lengths - 1)]
         self.mixed_rows = np.nonzero(has)[0]
-        pure_rows = np.nonzero(~has)[0]
+        pure_rows = np.nonzero(self.last_bad == 0)[0]
         self.pure_id: BoolArray = np.zeros(trie.n_vocab, dtype=np.bool_)
         self.pure_id[trie.ids[pure_rows]] = True
         self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
@@ -177,6 +185,11 @@ class FreeIndex:
                 tail = trie.keys[row][int(self.first_bad[row]) :]
                 self.tail_id[row] = numbered.setdefault(tail, len(numbered))
             self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
+
+
+def _ends_inside_char(tail: bytes) -> bool:
+    """Whether `tail` (from the first undecodable byte) is the start of one valid character."""
+    return 1 < utf8_len(tail[0]) and len(tail) < utf8_len(tail[0]) and utf8_prefix_range(tail) is not None
 
 
 MAX_TAIL_ROWS = 40_000  # narrow classes (most tokens mixed) keep the row-by-row check instead
