@@ -147,6 +147,9 @@ class _Walk:
                     self.minus.append(trie.ids[child.lo : child.hi])
                 rows = rows[only[trie.byte_at(rows, 0)]]
             self.base = base
+            if only is None:
+                self._root_rows(idx, st, remaining)
+                return
         elif node.hi - node.end <= _SMALL:
             self._free_small(idx, node, st, remaining, only)
             return
@@ -172,14 +175,35 @@ class _Walk:
             if not len(rows):
                 return
         first_bad = idx.first_bad[rows]
-        # filter on the first byte that leaves the run: it must be allowed by the state reached there
-        # (the same state when unlimited; one of the next <= 48 states of a bounded run)
+        table = self._exit_table(st, remaining)
+        self._check_rows(idx, rows[(first_bad < d) | table[idx.first_bad_byte[rows]]], d, st, remaining)
+
+    def _exit_table(self, st: ParserState, remaining: int | None) -> BoolArray:
+        """Bytes that may leave the run: allowed by the state reached there (the same state when
+        unlimited; one of the next <= 48 states of a bounded run)."""
         table = np.zeros(256, dtype=np.bool_)
         table[list(st.allowed_chars().first_bytes())] = True
         if remaining is not None:
-            for k in range(1, min(remaining, trie.max_len) + 1):
+            for k in range(1, min(remaining, self.trie.max_len) + 1):
                 table[list(st.skip(k).allowed_chars().first_bytes())] = True
-        rows = rows[(first_bad < d) | table[idx.first_bad_byte[rows]]]
+        return table
+
+    def _root_rows(self, idx: FreeIndex, st: ParserState, remaining: int | None) -> None:
+        """The mixed tokens of a free run at the root: by tails, then the leaving-byte groups."""
+        if idx.tails is not None:
+            self._by_tails(idx, idx.tails, idx.tail_rows, 0, st, remaining)
+        bounds = idx.other_bounds
+        groups = [
+            idx.other_rows[bounds[b] : bounds[b + 1]]
+            for b in np.nonzero(self._exit_table(st, remaining))[0].tolist()
+            if bounds[b + 1] > bounds[b]
+        ]
+        if groups:
+            self._check_rows(idx, np.concatenate(groups), 0, st, remaining)
+
+    def _check_rows(self, idx: FreeIndex, rows: Rows, d: int, st: ParserState, remaining: int | None) -> None:
+        """Feed each row's bytes from `d` on (its tail alone when unlimited: memoised by tail)."""
+        trie = self.trie
         memo: dict[bytes, bool] = {}
         keys = trie.keys
         good: list[int] = []
@@ -263,7 +287,7 @@ class _Walk:
     ) -> Rows:
         """Settle the rows whose first bad byte is at or after `d` by their tail; return the others."""
         first_bad = idx.first_bad[rows]
-        later = first_bad >= d
+        later = (first_bad >= d) & (idx.tail_id[rows] >= 0)
         mine = rows[later]
         if len(mine):
             tail_ids = idx.tail_id[mine]

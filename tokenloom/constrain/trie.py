@@ -177,14 +177,24 @@ class FreeIndex:
         self.max_pure_chars = int(trie.nchars[pure_rows].max()) if len(pure_rows) else 0
         # The tails (from the first bad byte on) of the mixed tokens, as a trie of their own: a state
         # is checked against all of them by one pruned walk, shared by every node that reaches it.
+        # A narrow class (most tokens mixed) keeps tails only for tokens that leave it by closing or
+        # escaping a JSON string; its other mixed tokens are grouped by the byte that leaves the run.
         self.tails: ByteTrie | None = None
         self.tail_id = np.full(len(trie.keys), -1, dtype=np.int32)
-        if with_tails and len(self.mixed_rows) <= MAX_TAIL_ROWS:
+        leaves_by = self.first_bad_byte[self.mixed_rows]
+        narrow = len(self.mixed_rows) > MAX_TAIL_ROWS
+        by_tail = np.isin(leaves_by, _STRING_EXITS) if narrow else np.ones(len(leaves_by), dtype=np.bool_)
+        self.tail_rows = self.mixed_rows[by_tail] if with_tails else self.mixed_rows[:0]
+        if len(self.tail_rows):
             numbered: dict[bytes, int] = {}
-            for row in self.mixed_rows.tolist():
+            for row in self.tail_rows.tolist():
                 tail = trie.keys[row][int(self.first_bad[row]) :]
                 self.tail_id[row] = numbered.setdefault(tail, len(numbered))
             self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
+        other = self.mixed_rows[~by_tail] if with_tails else self.mixed_rows
+        order = np.argsort(self.first_bad_byte[other], kind="stable")
+        self.other_rows = other[order]  # grouped by leaving byte: group b is other_rows[bounds[b]:bounds[b+1]]
+        self.other_bounds = np.searchsorted(self.first_bad_byte[self.other_rows], np.arange(257))
 
 
 def _ends_inside_char(tail: bytes) -> bool:
@@ -192,7 +202,8 @@ def _ends_inside_char(tail: bytes) -> bool:
     return 1 < utf8_len(tail[0]) and len(tail) < utf8_len(tail[0]) and utf8_prefix_range(tail) is not None
 
 
-MAX_TAIL_ROWS = 40_000  # narrow classes (most tokens mixed) keep the row-by-row check instead
+MAX_TAIL_ROWS = 40_000  # more mixed tokens than this: a narrow class (e.g. the chars of [a-z0-9-])
+_STRING_EXITS = np.array([ord('"'), ord("\\")], dtype=np.uint8)
 _TRIES: dict[int, tuple[object, ByteTrie]] = {}
 _TRIES_LOCK = threading.Lock()
 
