@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from tokenloom.errors import TemplateError
 from tokenloom.events import ContentDelta, Event, ParsedMessage, ReasoningDelta, ToolCall
-from tokenloom.parsing.markers import find_first, hold_back_len
+from tokenloom.parsing.markers import find_first, hold_back_len, partial_start
 from tokenloom.parsing.section_stream import SectionStream
 from tokenloom.parsing.structures import SLOT_ID, ContentStructure, ReasoningMode, TemplateAnalysis
 
@@ -149,6 +149,10 @@ class AutoOutputParser:
                 continue
             markers = self._markers()
             index, marker = find_first(self._pending, markers)
+            if index >= 0 and not final and (held := partial_start(self._pending, markers, index)) >= 0:
+                self._emit(self._pending[:held], out)  # a longer marker may still match: wait for it
+                self._pending = self._pending[held:]
+                return
             if index < 0:
                 keep = 0 if final else hold_back_len(self._pending, markers)
                 cut = len(self._pending) - keep

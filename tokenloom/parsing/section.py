@@ -240,7 +240,10 @@ class SectionParser:
                 stops = self._stops_after(i) if token == SLOT_ARGS else ()
                 return CallHead(name, call_id, written_index, i, self.pos, stops)
             if token == SLOT_NAME:
-                name = self._until(self._stops_after(i)).strip()
+                again = self._until(self._stops_after(i)).strip()
+                if name is not None and again != name:  # a header and the call block name it twice
+                    raise SectionError(f"the call names {name!r} and then {again!r}")
+                name = again
             elif token == SLOT_ID:
                 call_id = self._until(self._stops_after(i)).strip()
             elif token == SLOT_INDEX:

@@ -276,3 +276,27 @@ def test_whitespace_may_vary_inside_markers() -> None:
     feed_all(parser, list(text))
     assert [c.name for c in parser.message().tool_calls] == ["get_weather"]
     assert parser.message().content is None
+
+
+def test_muse_glimmer_header_names_the_call_and_longer_markers_win() -> None:
+    """`to=NAME<|message|>` heads each call; "to=" starts a call only when it is not "to=self"/"to=user"."""
+    call = (
+        '<|start|>assistant to={n}<|message|><atem:function_calls>\n<atem:invoke name="{n}">\n'
+        '<atem:parameter name="location">{city}</atem:parameter>\n</atem:invoke>\n'
+        "</atem:function_calls><|eom|>"
+    )
+    text = (
+        " to=self<|message|>Two cities.<|eom|><|start|>assistant to=user<|message|>Checking.<|eom|>"
+        + call.format(n="get_weather", city="Oslo")
+        + call.format(n="get_weather", city="Rome").removesuffix("<|eom|>")  # the turn ends with <|eot|>
+    )
+    for pieces in ([text], list(text)):
+        parser = _parser("muse-glimmer.jinja")
+        feed_all(parser, pieces)
+        message = parser.message()
+        assert (message.reasoning_content, message.content) == ("Two cities.", "Checking.")
+        assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
+    parser = _parser("muse-glimmer.jinja")
+    bad = call.format(n="get_weather", city="Oslo").replace('name="get_weather"', 'name="run_code"')
+    events = feed_all(parser, [bad])
+    assert joined(events)[3] and parser.message().tool_calls == ()  # the two names must agree
