@@ -1,6 +1,6 @@
-"""Arguments of one call: tagged `<parameter=k>v</parameter>` bodies to JSON, typed by the tool's schema.
-
-Pure functions over a finished piece of text; the streaming side lives in `output_parser.py`.
+"""Arguments of one call as JSON: schema typing of written values, relaxed objects (Gemma 4), Python calls
+(LFM2). Pure functions over a finished piece of text; tagged bodies are read in `tagged.py`, and the streaming
+side lives in `stream_args.py`.
 """
 
 from __future__ import annotations
@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 import json
 from typing import Any
-
-from tokenloom.parsing.structures import ToolCallStructure
 
 _PYTHON_LITERALS = {"True": True, "False": False, "None": None}
 
@@ -85,85 +83,6 @@ def convert_value(raw: str, types: set[str]) -> Any:
     if kind in types or (kind == "integer" and "number" in types):
         return value
     return raw if "string" in types else value
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-def _trim(value: str, lead: str, trail: str) -> str:
-    """Remove exactly the whitespace the template puts around a value."""
-    lead_ws = lead[len(lead.rstrip()) :]
-    trail_ws = trail[: len(trail) - len(trail.lstrip())]
-    if lead_ws and value.startswith(lead_ws):
-        value = value[len(lead_ws) :]
-    if trail_ws and value.endswith(trail_ws):
-        value = value[: len(value) - len(trail_ws)]
-    return value
-
-
-def parse_tagged(text: str, structure: ToolCallStructure, schema: dict[str, Any] | None) -> dict[str, Any]:
-    """Parse a whole tagged arguments body into a dict, or raise ArgumentsError."""
-    return dict(_tagged_pairs(text, structure, schema))
-
-
-def _nested(raw: str, structure: ToolCallStructure, prop: Any, types: set[str]) -> Any:
-    """A value written as more tags (MiniMax-M3: <options><timeout>5</timeout></options>), else None."""
-    if "{key}" not in structure.arg_close or not raw.strip().startswith(structure.arg_prefix.strip()):
-        return None
-    if types and not types & {"object", "array"}:
-        return None
-    prop = prop if isinstance(prop, dict) else {}
-    pairs = _tagged_pairs(raw, structure, prop if "array" not in types else {"properties": {}})
-    if "array" in types or (not types and pairs and all(key == "item" for key, _ in pairs)):
-        item_types = schema_types({"properties": {"item": prop.get("items") or {}}}, "item")
-        return [convert_value(v, item_types) if isinstance(v, str) else v for _, v in pairs]
-    return dict(pairs)
-
-
-def _tagged_pairs(
-    text: str, structure: ToolCallStructure, schema: dict[str, Any] | None
-) -> list[tuple[str, Any]]:
-    prefix, suffix = structure.arg_prefix.strip(), structure.arg_suffix.strip()
-    tail, close = structure.arg_suffix_tail.strip(), structure.arg_close.strip()
-    if not suffix and tail:
-        suffix, tail = tail, ""
-    result: list[tuple[str, Any]] = []
-    pos = _skip_ws(text, 0)
-    while pos < len(text):
-        if not text.startswith(prefix, pos):
-            raise ArgumentsError(f"expected {prefix!r} at {text[pos : pos + 20]!r}")
-        pos += len(prefix)
-        key_end = text.find(suffix, pos) if suffix else pos
-        if key_end < 0:
-            raise ArgumentsError(f"argument name not closed by {suffix!r}")
-        key = text[pos:key_end].strip()
-        if not key or any(ch in key for ch in "<>\n"):
-            raise ArgumentsError(f"bad argument name {key!r}")
-        pos = key_end + len(suffix)
-        if tail:
-            tail_at = text.find(tail, pos)
-            if tail_at < 0:
-                raise ArgumentsError(f"argument attributes not closed by {tail!r}")
-            pos = tail_at + len(tail)
-        key_close = close.replace("{key}", key)
-        value_end = text.find(key_close, pos)
-        if value_end < 0:
-            raise ArgumentsError(f"argument {key!r} not closed by {key_close!r}")
-        lead = structure.arg_suffix_tail or structure.arg_suffix
-        raw = _trim(text[pos:value_end], lead, structure.arg_close)
-        if raw.startswith("<![CDATA[") and raw.endswith("]]>"):
-            raw = raw[len("<![CDATA[") : -len("]]>")]
-        types = schema_types(schema, key)
-        nested = _nested(raw, structure, ((schema or {}).get("properties") or {}).get(key), types)
-        result.append((key, convert_value(raw, types) if nested is None else nested))
-        pos = _skip_ws(text, value_end + len(key_close))
-        separator = structure.arg_separator.strip()
-        if separator and text.startswith(separator, pos):
-            pos = _skip_ws(text, pos + len(separator))
-    return result
 
 
 def dump_arguments(args: Any) -> str:

@@ -37,6 +37,18 @@ def find_first(text: str, markers: tuple[str, ...], start: int = 0) -> tuple[int
     return best_index, best_marker
 
 
+def partial_start(text: str, markers: tuple[str, ...], limit: int) -> int:
+    """Earliest index <= `limit` where a marker begins that runs past the end of `text`, or -1. A marker
+    found at `limit` is only final when no longer one (e.g. "to=self<|message|>" over "to=") may still match
+    there or before."""
+    longest = max((len(m) for m in markers), default=0)
+    for j in range(max(0, len(text) - longest + 1), limit + 1):
+        tail = text[j:]
+        if any(len(m) > len(tail) and m.startswith(tail) for m in markers):
+            return j
+    return -1
+
+
 def common_prefix(a: str, b: str) -> str:
     n = 0
     for x, y in zip(a, b, strict=False):

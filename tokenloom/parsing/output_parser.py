@@ -1,7 +1,8 @@
 """The streaming output parser of the auto-parser: model text -> reasoning, content and tool-call events.
 
 A small state machine (reasoning / content / tool section) built from a `TemplateAnalysis`; it looks only at
-new text, holds back what could still become a marker, and buffers a tool-call section until it closes.
+new text and holds back what could still become a marker. A tool-call section is handed to `SectionStream`,
+which announces each call early and streams its arguments (its docstring states the rule for broken calls).
 """
 
 from __future__ import annotations
@@ -11,21 +12,10 @@ from enum import Enum
 from typing import Any, Literal
 
 from tokenloom.errors import TemplateError
-from tokenloom.events import (
-    ContentDelta,
-    Event,
-    ParsedMessage,
-    ParseError,
-    ReasoningDelta,
-    ToolCall,
-    ToolCallArgsDelta,
-    ToolCallEnd,
-    ToolCallStart,
-)
-from tokenloom.parsing.arguments import dump_arguments
-from tokenloom.parsing.markers import find_first, hold_back_len
-from tokenloom.parsing.section import Incomplete, RawCall, SectionError, SectionParser, scan_brackets
-from tokenloom.parsing.structures import SLOT_ID, SLOTS, ContentStructure, ReasoningMode, TemplateAnalysis
+from tokenloom.events import ContentDelta, Event, ParsedMessage, ReasoningDelta, ToolCall
+from tokenloom.parsing.markers import find_first, hold_back_len, partial_start
+from tokenloom.parsing.section_stream import SectionStream
+from tokenloom.parsing.structures import SLOT_ID, ContentStructure, ReasoningMode, TemplateAnalysis
 
 _Mode = Enum("_Mode", "REASONING CONTENT SECTION")
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -90,8 +80,6 @@ class AutoOutputParser:
             m for m in (content.content_start, content.content_end) if m and not keep_markup
         )
         self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
-        self._terminators = self._find_terminators()
-        self._emitted = 0  # calls of the current section already emitted
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
         self._explicit_prefix = id_prefix is not None
         self._mode = _Mode.REASONING if forced else _Mode.CONTENT
@@ -102,9 +90,7 @@ class AutoOutputParser:
         if self._recipient:  # the generation prompt ends with the delimiter: the output starts a message
             self._triggers = (self._recipient,)
             self._pending, self._virtual = self._recipient, True
-        self._section = ""  # a tool-call section being collected
-        self._scan = 0
-        self._depth = (0, False, False)  # JSON bracket depth, inside a string, after a backslash
+        self._section: SectionStream | None = None  # the tool-call section being read
         self._ws = ""  # trailing whitespace held until more text of the same channel follows
         self._fresh = True  # at the start of a channel: leading whitespace is dropped
         self._content_started = False
@@ -114,13 +100,6 @@ class AutoOutputParser:
         self._calls: list[ToolCall] = []
         if reopen:  # goes out with the first delta, as if the model had written it
             self._pending = content.reasoning_start + self._pending
-
-    def _find_terminators(self) -> tuple[str, ...]:
-        """Text after which a parse attempt may succeed: the section's end or one call's end ("" = JSON)."""
-        s = self._structure
-        last = s.call_pattern[-1] if s.call_pattern else ""
-        call_end = last.strip() if last not in SLOTS else ""
-        return tuple(dict.fromkeys((s.tool_section_end.strip(), call_end)))
 
     # -- public API -------------------------------------------------------------------------------------
 
@@ -137,10 +116,12 @@ class AutoOutputParser:
         return out
 
     def message(self) -> ParsedMessage:
+        """What the events so far add up to; a call still being read shows its arguments so far."""
+        open_call = self._section.open_call() if self._section is not None else None
         return ParsedMessage(
             content="".join(self._content) or None,
             reasoning_content="".join(self._reasoning) or None,
-            tool_calls=tuple(self._calls),
+            tool_calls=(*self._calls, open_call) if open_call is not None else tuple(self._calls),
         )
 
     # -- state machine ----------------------------------------------------------------------------------
@@ -168,6 +149,10 @@ class AutoOutputParser:
                 continue
             markers = self._markers()
             index, marker = find_first(self._pending, markers)
+            if index >= 0 and not final and (held := partial_start(self._pending, markers, index)) >= 0:
+                self._emit(self._pending[:held], out)  # a longer marker may still match: wait for it
+                self._pending = self._pending[held:]
+                return
             if index < 0:
                 keep = 0 if final else hold_back_len(self._pending, markers)
                 cut = len(self._pending) - keep
@@ -192,7 +177,9 @@ class AutoOutputParser:
             self._ws = ""
             self._trigger = marker
             self._mode = _Mode.SECTION
-            self._section, self._scan, self._depth = marker + self._pending, 0, (0, False, False)
+            self._section = SectionStream(
+                marker + self._pending, self._structure, self._schemas, self._calls, self._new_id
+            )
             self._pending = ""
         elif marker == self._r_start and not self._content_started and not self._reasoning_seen:
             self._reasoning_seen = True
@@ -228,95 +215,53 @@ class AutoOutputParser:
 
     # -- tool-call sections -----------------------------------------------------------------------------
 
-    def _maybe_complete(self, start: int) -> bool:
-        closed = False
-        for terminator in self._terminators:
-            if not terminator:
-                closed = self._json_closes(start) or closed
-            elif self._section.find(terminator, max(0, start - len(terminator) + 1)) >= 0:
-                closed = True
-        return closed
-
-    def _json_closes(self, start: int) -> bool:
-        """Track bracket depth over new text only; True when a JSON value may have just closed."""
-        closes = False
-        state, end = scan_brackets(self._section, start, self._depth)
-        while end >= 0:
-            closes = True
-            state, end = scan_brackets(self._section, end, state)
-        self._depth = state
-        return closes
-
     def _advance_section(self, out: list[Event], final: bool) -> bool:
-        """Emit the calls completed so far; True when the parser left the section state."""
-        start = len(self._section) if self._pending else self._scan
-        self._section += self._pending
+        """Read the section as far as the text allows; True when the parser left the section state."""
+        section = self._section
+        assert section is not None
+        section.text += self._pending
         self._pending = ""
-        self._scan = len(self._section)
-        if self._recipient and (routed := self._route(final)) is not None:
+        if self._recipient and (routed := self._route(section, final)) is not None:
             return routed
-        if not final and not self._maybe_complete(start):
+        left = section.advance(out, final)
+        if left is None:
             return False
-        parser = SectionParser(self._section, self._structure, self._schemas, final)
-        try:
-            calls, used = parser.parse()
-        except Incomplete:
-            self._emit_calls(parser.calls[self._emitted :], out)
-            self._emitted = len(parser.calls)
-            if not final:
-                return False
-            error = SectionError("tool-call section was not closed", "unterminated_section")
-        except SectionError as exc:
-            error = exc
-        else:
-            self._emit_calls(calls[self._emitted :], out)
-            self._pending, self._section, self._emitted, self._virtual = self._section[used:], "", 0, False
-            self._switch(_Mode.CONTENT)
-            return True
-        # Only the trigger (or the calls that did parse) is settled; the rest is scanned again as
-        # output, so the result does not depend on how much text had arrived when the error showed.
-        self._emit_calls(parser.calls[self._emitted :], out)
-        out.append(ParseError(str(error), error.kind))
-        self._mode = _Mode.CONTENT
-        if parser.calls:
-            rest = self._section[parser.call_ends[-1] :]
-        else:
-            rest = self._section[len(self._trigger) :]
+        trigger_end = len(self._trigger)
+        if left.rest_at is not None and left.rest_at >= trigger_end:
+            rest = section.text[left.rest_at :]
+        else:  # the trigger itself is plain text now; it is not scanned again, so parsing moves on
+            rest = section.text[trigger_end:]
             if not self._virtual:
-                self._emit(self._trigger, out)
-        self._pending, self._section, self._emitted, self._virtual = rest, "", 0, False
+                self._emit(section.text[left.rest_at or 0 : trigger_end], out)
+        self._pending, self._section, self._virtual = rest, None, False
+        if left.failed:  # the text goes on as output where it was: no fresh start
+            self._mode = _Mode.CONTENT
+        else:
+            self._switch(_Mode.CONTENT)
         return True
 
-    def _route(self, final: bool) -> bool | None:
+    def _route(self, section: SectionStream, final: bool) -> bool | None:
         """Recipient formats: a message to the content recipient ("all") is plain content."""
-        newline = self._section.find("\n", len(self._recipient))
+        text = section.text
+        newline = text.find("\n", len(self._recipient))
         if newline < 0:
             return None if final else False
-        if self._section[len(self._recipient) : newline].strip() != self._structure.content_recipient:
+        if text[len(self._recipient) : newline].strip() != self._structure.content_recipient:
             return None
-        self._pending, self._section, self._virtual = self._section[newline + 1 :], "", False
+        self._pending, self._section, self._virtual = text[newline + 1 :], None, False
         self._mode = _Mode.CONTENT
         return True
 
-    def _new_id(self, call: RawCall, index: int) -> str:
+    def _new_id(self, name: str, written_index: int | None, index: int) -> str:
         """An id for a call the model wrote without one, in the shape the template prints back."""
         s = self._structure
         if s.call_id_template:
             return s.call_id_template.format(
-                name=call.name, index=index if call.index is None else call.index
+                name=name, index=index if written_index is None else written_index
             )
         if self._explicit_prefix or not (s.id_path or SLOT_ID in s.call_pattern):
             return f"{self._id_prefix}{index}"
         return "".join(secrets.choice(_ALNUM) for _ in range(9))  # Mistral templates insist on 9 alnums
-
-    def _emit_calls(self, calls: list[RawCall], out: list[Event]) -> None:
-        for call in calls:
-            index = len(self._calls)
-            call_id = call.call_id or self._new_id(call, index)
-            arguments = dump_arguments(call.arguments)
-            out += [ToolCallStart(index, call_id, call.name), ToolCallArgsDelta(index, arguments)]
-            out.append(ToolCallEnd(index))
-            self._calls.append(ToolCall(call_id, call.name, arguments))
 
 
 def make_output_parser(

@@ -12,7 +12,6 @@ from typing import Any
 
 from tokenloom.parsing.arguments import (
     ArgumentsError,
-    parse_tagged,
     pythonic_arguments,
     pythonic_end,
     relaxed_end,
@@ -29,6 +28,7 @@ from tokenloom.parsing.structures import (
     ToolCallStructure,
     literal_parts,
 )
+from tokenloom.parsing.tagged import parse_tagged
 
 
 class Incomplete(Exception):
@@ -41,6 +41,18 @@ class SectionError(Exception):
     def __init__(self, message: str, kind: str = "tool_call_parse_error") -> None:
         super().__init__(message)
         self.kind = kind
+
+
+@dataclass(frozen=True, slots=True)
+class CallHead:
+    """What precedes a call's arguments: known before they start, so a stream can announce the call."""
+
+    name: str | None  # None for a {call} object, whose name is one of its fields
+    call_id: str | None
+    index: int | None  # the index the model wrote (Kimi's functions.NAME:INDEX)
+    slot: int  # position of the {args} or {call} slot in the call pattern (its length when there is none)
+    pos: int  # where the slot's text starts in the section
+    stops: tuple[str, ...]  # literals that end the slot's text (tagged bodies); () runs to the end
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,18 +119,43 @@ class SectionParser:
         self.call_ends: list[int] = []  # where each of them ends in `text`
 
     def parse(self) -> tuple[list[RawCall], int]:
-        s = self.s
-        self._literal(s.tool_section_start)
-        self._add_call()
-        while s.tool_section_end.strip():
-            self._skip_ws()
-            if self.final and self.pos >= len(self.text):
-                break  # the section end was a stop token
-            if self._try_literal(s.tool_section_end):  # whitespace inside it may vary
-                break
-            self._literal(s.call_separator)
-            self._add_call()
+        pos, first = 0, True
+        while (head := self.next_head(pos, first)) is not None:
+            name, call_id, args = head.name, head.call_id, self._args(head)
+            if head.slot < len(self.s.call_pattern) and self.s.call_pattern[head.slot] == SLOT_CALL:
+                name, call_id, args = self._json_call(args)
+            self.tail(head)
+            call = self._checked(name, call_id, args)
+            self.calls.append(RawCall(call.name, call.call_id, call.arguments, head.index))
+            self.call_ends.append(self.pos)
+            pos, first = self.pos, False
         return self.calls, self.pos
+
+    def next_head(self, pos: int, first: bool) -> CallHead | None:
+        """From `pos` (0, or the end of the previous call): the head of the next call, or None when the
+        section ends here (`self.pos` is then after its end)."""
+        s = self.s
+        self.pos = pos
+        if first:
+            self._literal(s.tool_section_start)
+            return self._head()
+        if not s.tool_section_end.strip():
+            return None  # one call per section
+        self._skip_ws()
+        if self.final and self.pos >= len(self.text):
+            return None  # the section end was a stop token
+        if self._try_literal(s.tool_section_end):  # whitespace inside it may vary
+            return None
+        self._literal(s.call_separator)
+        return self._head()
+
+    def tail(self, head: CallHead) -> None:
+        """Match what follows a call's arguments, from `self.pos` (where they end)."""
+        pattern = self.s.call_pattern
+        for i in range(head.slot + 1, len(pattern)):
+            if pattern[i] in SLOTS:
+                raise SectionError(f"unsupported call pattern: {pattern[i]} after the arguments")
+            self._literal(pattern[i], closing=pattern[i - 1] in (SLOT_ARGS, SLOT_CALL))
 
     def _try_literal(self, literal: str) -> bool:
         """Match `literal` here if it is there; a mismatch leaves the position alone."""
@@ -129,10 +166,6 @@ class SectionParser:
             self.pos = start
             return False
         return True
-
-    def _add_call(self) -> None:
-        self.calls.append(self._call(len(self.calls)))
-        self.call_ends.append(self.pos)
 
     def _skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -197,14 +230,20 @@ class SectionParser:
         self.pos = end
         return value
 
-    def _call(self, index: int) -> RawCall:
+    def _head(self) -> CallHead:
         name: str | None = None
         call_id: str | None = None
         written_index: int | None = None
-        args: Any = {}
-        for i, token in enumerate(self.s.call_pattern):
+        pattern = self.s.call_pattern
+        for i, token in enumerate(pattern):
+            if token in (SLOT_ARGS, SLOT_CALL):
+                stops = self._stops_after(i) if token == SLOT_ARGS else ()
+                return CallHead(name, call_id, written_index, i, self.pos, stops)
             if token == SLOT_NAME:
-                name = self._until(self._stops_after(i)).strip()
+                again = self._until(self._stops_after(i)).strip()
+                if name is not None and again != name:  # a header and the call block name it twice
+                    raise SectionError(f"the call names {name!r} and then {again!r}")
+                name = again
             elif token == SLOT_ID:
                 call_id = self._until(self._stops_after(i)).strip()
             elif token == SLOT_INDEX:
@@ -214,25 +253,25 @@ class SectionParser:
                     self.pos += 1
                 if self.pos > digits_at:
                     written_index = int(self.text[digits_at : self.pos])
-            elif token == SLOT_ARGS:
-                if self.s.argument_format is ArgumentFormat.JSON:
-                    args = self._json()
-                elif self.s.argument_format is ArgumentFormat.RELAXED_OBJECT:
-                    args = self._relaxed()
-                elif self.s.argument_format is ArgumentFormat.PYTHONIC:
-                    args = self._pythonic()
-                else:
-                    body = self._until(self._stops_after(i)) if self._stops_after(i) else self._rest()
-                    try:
-                        args = parse_tagged(body, self.s, self._schema(name))
-                    except ArgumentsError as exc:
-                        raise SectionError(str(exc)) from exc
-            elif token == SLOT_CALL:
-                name, call_id, args = self._json_call(self._json())
             else:
-                self._literal(token, closing=i > 0 and self.s.call_pattern[i - 1] in (SLOT_ARGS, SLOT_CALL))
-        call = self._checked(name, call_id, args)
-        return RawCall(call.name, call.call_id, call.arguments, written_index)
+                self._literal(token)
+        return CallHead(name, call_id, written_index, len(pattern), self.pos, ())
+
+    def _args(self, head: CallHead) -> Any:
+        """The arguments (or, for a {call} slot, the whole call object) starting at `head.pos`."""
+        if head.slot >= len(self.s.call_pattern):
+            return {}
+        if self.s.call_pattern[head.slot] == SLOT_CALL or self.s.argument_format is ArgumentFormat.JSON:
+            return self._json()
+        if self.s.argument_format is ArgumentFormat.RELAXED_OBJECT:
+            return self._relaxed()
+        if self.s.argument_format is ArgumentFormat.PYTHONIC:
+            return self._pythonic()
+        body = self._until(head.stops) if head.stops else self._rest()
+        try:
+            return parse_tagged(body, self.s, self._schema(head.name))
+        except ArgumentsError as exc:
+            raise SectionError(str(exc)) from exc
 
     def _relaxed(self) -> Any:
         self._skip_ws()
@@ -291,10 +330,7 @@ class SectionParser:
         return (self.schemas or {}).get(name or "")
 
     def _checked(self, name: str | None, call_id: str | None, args: Any) -> RawCall:
-        if not name:
-            raise SectionError("tool call without a function name")
-        if self.schemas is not None and name not in self.schemas:
-            raise SectionError(f"unknown function {name!r}", "unknown_tool")
+        name = checked_name(name, self.schemas)
         if isinstance(args, str):
             try:
                 args = json.loads(args)
@@ -303,6 +339,15 @@ class SectionParser:
         if not isinstance(args, dict):
             raise SectionError("arguments are not a JSON object")
         return RawCall(name, call_id or None, args)
+
+
+def checked_name(name: str | None, schemas: dict[str, Any] | None) -> str:
+    """The function name of a call, or SectionError when it is missing or not one of the request's tools."""
+    if not name:
+        raise SectionError("tool call without a function name")
+    if schemas is not None and name not in schemas:
+        raise SectionError(f"unknown function {name!r}", "unknown_tool")
+    return name
 
 
 def parse_all(text: str, structure: ToolCallStructure) -> list[RawCall]:

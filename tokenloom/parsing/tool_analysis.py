@@ -49,18 +49,25 @@ from tokenloom.parsing.structures import (
     ToolCallStructure,
 )
 
+_NAME_MARK = "\x02"  # stands in for the function name repeated between a header and the call block
+
 
 def _split_slots(literal: str, out: list[str]) -> None:
-    parts = literal.split(ID_MARK)
-    for i, part in enumerate(parts):
-        if i:
-            out.append(SLOT_ID)
-        if part:
-            out.append(part)
+    for n, named in enumerate(literal.split(_NAME_MARK)):
+        if n:
+            out.append(SLOT_NAME)
+        for i, part in enumerate(named.split(ID_MARK)):
+            if i:
+                out.append(SLOT_ID)
+            if part:
+                out.append(part)
 
 
 def _name_suffix(b1: str, b2: str | None, out: list[str]) -> None:
-    """The text between name and arguments; an index that differs between calls becomes a slot."""
+    """The text between name and arguments; an index that differs between calls becomes a slot, and so
+    does the name written again (a header `to=NAME<|message|>` before `<invoke name="NAME">`)."""
+    b1 = b1.replace(NAME_A, _NAME_MARK)
+    b2 = b2.replace(NAME_B, _NAME_MARK) if b2 is not None else None
     if b2 is None or b1 == b2:
         _split_slots(b1, out)
         return
@@ -216,6 +223,15 @@ def _derive(
     if not section_start.strip() and section_end.strip():
         # Nothing opened a section: what follows the calls ends the turn (<|eom_id|>, <|tool_response>).
         stops, section_end = (section_end.strip(),), ""
+    elif (
+        not section_start.strip()
+        and not section_end.strip()
+        and separator.strip()
+        and pattern[0] != SLOT_NAME
+    ):
+        # Each call is its own message (`<|eom|><|start|>assistant` between them): the parser drops the
+        # separator as text and the next call's opener starts a new section; the grammar keeps it.
+        stops = (separator.strip(),)
     structure = ToolCallStructure(
         supports_tools=True,
         parallel_calls=parallel,

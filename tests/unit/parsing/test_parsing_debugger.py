@@ -27,10 +27,11 @@ def test_parse_lines() -> None:
         {"template": QWEN3, "text": f"<think>\nhm\n</think>\n\nOK.\n{call}", "tools": TOOLS},
         {"template": QWEN3, "text": "<think>\nhm\n</think>\n\nOK.", "reasoning_format": "none"},
         {"template": QWEN3, "text": "<tool_call>\n{broken", "tools": TOOLS},
-        {"template": QWEN3, "text": "<tool_call>\n{broken", "tools": TOOLS, "partial": True},
+        {"template": QWEN3, "text": '<tool_call>\n{"name": "get_wea', "tools": TOOLS, "partial": True},
+        {"template": QWEN3, "text": call[: call.index("Oslo") + 2], "tools": TOOLS, "partial": True},
         {"template": "/nonexistent.jinja", "text": "x"},
     )
-    first, none, broken, partial, missing, bad_line = results
+    first, none, broken, partial, streaming, missing, bad_line = results
     assert first == {
         "content": "OK.",
         "reasoning_content": "hm",
@@ -38,8 +39,13 @@ def test_parse_lines() -> None:
         "error": None,
     }
     assert none["content"] == "<think>\nhm\n</think>\n\nOK." and none["reasoning_content"] is None
-    assert broken["content"] == "<tool_call>\n{broken" and "ended early" in str(broken["error"])
-    assert partial["content"] is None and partial["error"] is None  # still waiting for the section to close
+    assert broken["content"] == "<tool_call>\n{broken" and "expected a key" in str(broken["error"])
+    assert partial["content"] is None and partial["error"] is None  # still waiting for the call's name
+    # A call announced but not finished shows the arguments streamed so far.
+    assert streaming["tool_calls"] == [
+        {"id": "call_0", "name": "get_weather", "arguments": '{"location": "Os'}
+    ]
+    assert streaming["error"] is None
     assert "FileNotFoundError" in str(missing["error"])
     assert "bad input line" in str(bad_line["error"])
 

@@ -1,10 +1,16 @@
-"""Malformed output of each format family: content plus a ParseError, never an exception."""
+"""Malformed output of each format family: a ParseError, never an exception, the same in any chunking.
+
+The rule (see `tokenloom/parsing/section_stream.py`): a fault found before a call was announced sends the
+section's text to the content; a fault found after (the arguments were streaming) closes the call with exactly
+the argument text already streamed, and the raw text from there on goes to the content.
+"""
 
 from __future__ import annotations
 
 import pytest
-from parsing_helpers import feed_all, joined, read_template
+from parsing_helpers import feed_all, joined, random_pieces, read_template
 
+from tokenloom.events import ParseError, ToolCallEnd
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.output_parser import make_output_parser
 from tokenloom.parsing.roundtrip import TOOLS, round_trip_cases
@@ -45,22 +51,75 @@ def _mutations(output: str) -> dict[str, str]:
     }
 
 
+def _canonical_args(name: str) -> str:
+    output, prompt = _one_call(name)
+    parser = make_output_parser(analyze(read_template(name)), tools=TOOLS, generation_prompt=prompt)
+    feed_all(parser, [output])
+    return parser.message().tool_calls[0].arguments
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize("mutation", ["unterminated_section", "unknown_tool", "broken"])
-def test_malformed_becomes_content_and_error(family: str, mutation: str) -> None:
+def test_malformed_gives_an_error_and_keeps_the_text(family: str, mutation: str) -> None:
     name = FAMILIES[family]
     output, prompt = _one_call(name)
     text = _mutations(output)[mutation]
-    for pieces in ([text], list(text)):
-        parser = make_output_parser(analyze(read_template(name)), tools=TOOLS, generation_prompt=prompt)
+    results = []
+    for pieces in ([text], list(text), random_pieces(text, 7)):
+        parser = make_output_parser(
+            analyze(read_template(name)), tools=TOOLS, generation_prompt=prompt, id_prefix="c"
+        )
         events = feed_all(parser, pieces)
-        _, _, _, errors = joined(events)
-        message = parser.message()
+        results.append((parser.message(), joined(events)))
+        errors = [e for e in events if isinstance(e, ParseError)]
         assert errors, (family, mutation, text)
-        assert message.tool_calls == ()
-        assert message.content
-        if mutation == "unknown_tool":
-            assert "unknown_tool" in errors
-            assert "no_such_tool" in message.content
+        message = parser.message()
+        if mutation == "unknown_tool":  # known before the call is announced: all of it is content
+            assert message.tool_calls == ()
+            assert [e.kind for e in errors] == ["unknown_tool"]
+            assert message.content and "no_such_tool" in message.content
+            continue
         if mutation == "unterminated_section":
-            assert "unterminated_section" in errors
+            assert [e.kind for e in errors] == ["unterminated_section"]
+        # Announced, then broken: the call ends with what was streamed, a prefix of the intended arguments.
+        (call,) = message.tool_calls
+        assert call.name == "get_weather"
+        assert _canonical_args(name).startswith(call.arguments)
+        assert joined(events)[2] == {0: call.arguments}
+        after_error = events[events.index(errors[0]) + 1 :]
+        assert any(isinstance(e, ToolCallEnd) for e in after_error)
+        if mutation == "broken":
+            assert message.content and "Paris" in message.content
+    assert results[0] == results[1] == results[2]
+
+
+def test_garbage_after_a_trigger_is_content() -> None:
+    parser = make_output_parser(analyze(read_template(FAMILIES["json_object"])), tools=TOOLS)
+    events = feed_all(parser, list("Hi <tool_call>\nnot json at all"))
+    assert (parser.message().content or "").endswith("<tool_call>\nnot json at all")
+    assert parser.message().tool_calls == ()
+    assert joined(events)[3] == ["tool_call_parse_error"]
+
+
+def test_json_breaking_midway_closes_the_call_with_what_was_streamed() -> None:
+    parser = make_output_parser(analyze(read_template(FAMILIES["json_object"])), tools=TOOLS, id_prefix="c")
+    text = (
+        '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Oslo", "days": three}}\n</tool_call>'
+    )
+    events = feed_all(parser, list(text))
+    message = parser.message()
+    expected = '{"location": "Oslo", "days": '
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [("get_weather", expected)]
+    assert message.content == "three}}\n</tool_call>"
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[kinds.index("ParseError") + 1] == "ToolCallEnd"
+
+
+def test_duplicate_keys_break_the_call() -> None:
+    parser = make_output_parser(analyze(read_template(FAMILIES["json_object"])), tools=TOOLS, id_prefix="c")
+    text = (
+        '<tool_call>\n{"name": "get_weather", "arguments": {"location": "A", "location": "B"}}\n</tool_call>'
+    )
+    events = feed_all(parser, [text])
+    assert parser.message().tool_calls[0].arguments == '{"location": "A", '
+    assert "duplicate" in next(e.message for e in events if isinstance(e, ParseError))

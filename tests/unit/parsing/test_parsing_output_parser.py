@@ -61,7 +61,7 @@ def test_partial_marker_is_held_back() -> None:
     assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == "Sure."
     parser.feed("_ca")
     events = parser.feed(CALL[len("<tool_ca") :]) + parser.finish()
-    assert [type(e) for e in events] == [ToolCallStart, ToolCallArgsDelta, ToolCallEnd]
+    assert [type(e) for e in events] == [ToolCallStart, ToolCallArgsDelta, ToolCallEnd]  # fed whole
     assert parser.message().content == "Sure."
 
 
@@ -174,12 +174,15 @@ def test_each_call_of_a_section_goes_out_when_it_is_complete() -> None:
 
 
 def test_a_broken_second_call_keeps_the_first() -> None:
-    parser = _parser("moonshotai-Kimi-K2.jinja")
     first = KIMI_CALL.format(i=0, args='{"location": "Oslo"}')
     broken = KIMI_CALL.format(i=1, args='{"location": Rome}')
-    for pieces in (["<|tool_calls_section_begin|>" + first + broken + "<|tool_calls_section_end|>"],):
+    text = "<|tool_calls_section_begin|>" + first + broken + "<|tool_calls_section_end|>"
+    for pieces in ([text], list(text)):
+        parser = _parser("moonshotai-Kimi-K2.jinja")
         events = feed_all(parser, pieces)
-        assert len(parser.message().tool_calls) == 1
+        calls = parser.message().tool_calls
+        # The second call was announced before its arguments broke: it ends with what was streamed.
+        assert [c.arguments for c in calls] == ['{"location": "Oslo"}', '{"location": ']
         assert joined(events)[3] == ["tool_call_parse_error"]
         assert parser.message().content is not None and "Rome" in parser.message().content
 
@@ -273,3 +276,27 @@ def test_whitespace_may_vary_inside_markers() -> None:
     feed_all(parser, list(text))
     assert [c.name for c in parser.message().tool_calls] == ["get_weather"]
     assert parser.message().content is None
+
+
+def test_muse_glimmer_header_names_the_call_and_longer_markers_win() -> None:
+    """`to=NAME<|message|>` heads each call; "to=" starts a call only when it is not "to=self"/"to=user"."""
+    call = (
+        '<|start|>assistant to={n}<|message|><atem:function_calls>\n<atem:invoke name="{n}">\n'
+        '<atem:parameter name="location">{city}</atem:parameter>\n</atem:invoke>\n'
+        "</atem:function_calls><|eom|>"
+    )
+    text = (
+        " to=self<|message|>Two cities.<|eom|><|start|>assistant to=user<|message|>Checking.<|eom|>"
+        + call.format(n="get_weather", city="Oslo")
+        + call.format(n="get_weather", city="Rome").removesuffix("<|eom|>")  # the turn ends with <|eot|>
+    )
+    for pieces in ([text], list(text)):
+        parser = _parser("muse-glimmer.jinja")
+        feed_all(parser, pieces)
+        message = parser.message()
+        assert (message.reasoning_content, message.content) == ("Two cities.", "Checking.")
+        assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
+    parser = _parser("muse-glimmer.jinja")
+    bad = call.format(n="get_weather", city="Oslo").replace('name="get_weather"', 'name="run_code"')
+    events = feed_all(parser, [bad])
+    assert joined(events)[3] and parser.message().tool_calls == ()  # the two names must agree
