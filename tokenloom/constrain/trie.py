@@ -193,13 +193,13 @@ class FreeIndex:
             self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
         other = self.mixed_rows[~by_tail] if with_tails else self.mixed_rows
         order = np.argsort(self.first_bad_byte[other], kind="stable")
-        self.other_rows = other[order]  # grouped by leaving byte: group b is other_rows[bounds[b]:bounds[b+1]]
+        self.other_rows = other[order]  # group b: other_rows[other_bounds[b] : other_bounds[b + 1]]
         self.other_bounds = np.searchsorted(self.first_bad_byte[self.other_rows], np.arange(257))
 
 
 def _ends_inside_char(tail: bytes) -> bool:
     """Whether `tail` (from the first undecodable byte) is the start of one valid character."""
-    return 1 < utf8_len(tail[0]) and len(tail) < utf8_len(tail[0]) and utf8_prefix_range(tail) is not None
+    return utf8_len(tail[0]) > 1 and len(tail) < utf8_len(tail[0]) and utf8_prefix_range(tail) is not None
 
 
 MAX_TAIL_ROWS = 40_000  # more mixed tokens than this: a narrow class (e.g. the chars of [a-z0-9-])
