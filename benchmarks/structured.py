@@ -6,7 +6,7 @@ each mask; the output is valid if every token was allowed, the end was accepted 
 validates it. tokenloom is also checked on every valid instance (compact and pretty) and every
 invalid one (must not complete).
 
-    python benchmarks/structured.py [--limit N] [--no-lmfe]
+    python benchmarks/structured.py [--limit N] [--no-lmfe] [--default-gc]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from tokenloom.constrain.order import schema_order  # noqa: E402
 from tokenloom.constrain.trie import trie_for  # noqa: E402
 from tokenloom.engine.vocab import Vocab, load_tokenizer  # noqa: E402
 from tokenloom.errors import GrammarError  # noqa: E402
+from tokenloom.runtime import tune_gc  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "bench" / "schemas.jsonl"
 PER_SCHEMA_SECONDS = 30
@@ -210,6 +211,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--no-lmfe", action="store_true")
+    ap.add_argument("--default-gc", action="store_true", help="keep CPython's GC thresholds (no tune_gc)")
     args = ap.parse_args()
     rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
     if args.limit:
@@ -219,12 +221,16 @@ def main() -> None:
     t0 = time.perf_counter()
     trie_for(vocab)
     trie_s = time.perf_counter() - t0
+    if not args.default_gc:
+        tune_gc()  # as the server does after loading (tokenloom/runtime.py); both libraries run under it
     ours = run_tokenloom(rows, vocab, tok)
     table = {"tokenloom": summary(ours, len(rows))}
     if not args.no_lmfe:
         theirs = run_lmfe(rows, vocab, tok)
         table["lm-format-enforcer"] = summary(theirs, len(rows))
+    gc_mode = "CPython defaults" if args.default_gc else "tokenloom.runtime.tune_gc, as the server"
     print(f"{len(rows)} schemas, Gemma 3 vocabulary ({vocab.n_vocab} tokens); trie built in {trie_s:.2f} s")
+    print(f"garbage collector: {gc_mode}")
     cols = ["coverage_pct", "compile_ms_median", "mask_us_mean", "mask_us_p99", "valid_pct", "steps"]
     print(f"{'':20}" + "".join(f"{c:>19}" for c in cols))
     for name, row in table.items():
@@ -239,7 +245,8 @@ def main() -> None:
     if "lm-format-enforcer" in table:
         ratio = table["lm-format-enforcer"]["mask_us_mean"] / max(table["tokenloom"]["mask_us_mean"], 1e-9)
         table["speedup_mean_mask"] = {"x": ratio}  # type: ignore[dict-item]
-    print("RESULT_JSON " + json.dumps({"schemas": len(rows), "trie_s": trie_s, "checked": ck, **table}))
+    result = {"schemas": len(rows), "trie_s": trie_s, "gc": gc_mode, "checked": ck, **table}
+    print("RESULT_JSON " + json.dumps(result))
 
 
 if __name__ == "__main__":

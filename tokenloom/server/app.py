@@ -15,9 +15,11 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tokenloom.constrain.trie import trie_for
 from tokenloom.engine.engine import Engine
 from tokenloom.engine.model import DEFAULT_MODEL_ID, load_model
 from tokenloom.errors import TokenloomError
+from tokenloom.runtime import tune_gc
 from tokenloom.server import errors as error_handlers
 from tokenloom.server.agui_routes import router as agui_router
 from tokenloom.server.openai_routes import router as openai_router
@@ -91,6 +93,8 @@ def _load(state: ServerState) -> None:
         DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
     )
     state.metrics.bind_engine_gauges(lambda: engine.stats().queued, lambda: engine.stats().busy_slots)
+    trie_for(engine.vocab)  # the structured-output vocabulary trie, built once before the first request
+    tune_gc()
     state.engine = engine
 
 
