@@ -101,8 +101,13 @@ class StrFrame:
         klass = JSON_STRING_FREE
         limit: int | None = None
         mx, mn = self.schema.max_len, self.schema.min_len
-        if self.regex is not None and mx is None and self.count >= mn and self.regex.is_universal(klass):
-            return FreeRun(klass, None, stateful=True)  # e.g. an unanchored pattern still searching
+        if self.regex is not None and mx is None and self.count >= mn:
+            # e.g. an unanchored pattern still searching, or `\S+@\S+` that no run of its chars kills
+            for run in (klass, self.regex.chars & klass):
+                reach = None if run.is_empty() else self.regex.universal_exits(run)
+                if reach is not None:  # what may end the run: the regex's exits, an escape, the quote
+                    exits = (reach[0] & klass) | CharSet.of("\\") | (QUOTE if reach[1] else EMPTY)
+                    return FreeRun(run, None, stateful=True, exits=exits)
         if self.regex is not None:
             klass = self.regex.loop_chars() & JSON_STRING_FREE
             if klass.is_empty():  # a counted run such as [0-9a-f]{64}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tokenloom.constrain.charset import CharSet, utf8_len, utf8_prefix_range
+from tokenloom.constrain.charset import ANY, CharSet, utf8_len, utf8_prefix_range
 from tokenloom.constrain.parser import ParserState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
 
@@ -79,7 +79,7 @@ class _Walk:
         free = st.free_run()
         if free is not None:
             if free[0].stateful:
-                self._free_stateful(node, st, free[0].klass)
+                self._free_stateful(node, st, free[0].klass, free[0].exits)
             else:
                 self._free(node, st, free[0].klass, free[0].remaining, None)
             return
@@ -222,23 +222,30 @@ class _Walk:
         if good:
             self.parts.append(trie.ids[good])
 
-    def _free_stateful(self, node: Node, st: ParserState, klass: CharSet) -> None:
+    def _free_stateful(self, node: Node, st: ParserState, klass: CharSet, exits: CharSet | None) -> None:
         """A run no `klass` string can kill, though each char moves the state: the tokens made of
-        `klass` are all in; each other token is checked from the state its run reaches."""
+        `klass` are all in; each other token that leaves it on one of `exits` is checked from the
+        state its run reaches."""
         trie = self.trie
         idx = trie.free_index(klass)
         d = node.depth
+        table = np.zeros(256, dtype=np.bool_)
+        table[list((exits if exits is not None else ANY).first_bytes())] = True
         if d == 0:
             self.base = idx.pure_id
-            rows = idx.mixed_rows
+            bounds = idx.other_bounds
+            groups = [idx.tail_rows[table[idx.first_bad_byte[idx.tail_rows]]]]
+            groups += [idx.other_rows[bounds[b] : bounds[b + 1]] for b in np.nonzero(table)[0].tolist()]
+            rows: Rows = np.concatenate(groups)
         else:
             lo, hi = node.end, node.hi
             last_bad = idx.last_bad[lo:hi]
             self.parts.append(trie.ids[lo:hi][last_bad <= d])
             rows = lo + np.nonzero(last_bad > d)[0]
+            rows = rows[(idx.first_bad[rows] < d) | table[idx.first_bad_byte[rows]]]
         keys, tails = trie.keys, idx.tails
         if tails is not None:  # tokens that leave the run at once: all from `st`, in one lookup
-            now = idx.first_bad[rows] == d
+            now = (idx.first_bad[rows] == d) & (idx.tail_id[rows] >= 0)
             mine = rows[now]
             self.parts.append(trie.ids[mine[_accepted_tails(tails, st)[idx.tail_id[mine]]]])
             rows = rows[~now]
@@ -254,7 +261,13 @@ class _Walk:
                 else:
                     at, pending = feed_bytes(st, b"", prefix)
                     reached[prefix] = at = at if not pending else None
-                if at is not None and _accepted_tails(tails, at)[idx.tail_id[row]]:
+                tail_id = int(idx.tail_id[row])
+                if at is None:
+                    continue
+                if tail_id >= 0:
+                    if _accepted_tails(tails, at)[tail_id]:
+                        good.append(row)
+                elif feed_bytes(at, b"", key[first_bad:])[0] is not None:
                     good.append(row)
             elif feed_bytes(st, b"", key[d:])[0] is not None:
                 good.append(row)

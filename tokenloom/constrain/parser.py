@@ -48,6 +48,7 @@ class FreeRun:
     # The frame changes with each char (a regex still searching for its match) but no run of `klass`
     # chars can kill it: tokens inside the run are all allowed, the rest need the state they reach.
     stateful: bool = False
+    exits: CharSet | None = None  # for a stateful run: every char that may follow it
 
 
 class FreeFrame(Frame, Protocol):

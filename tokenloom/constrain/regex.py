@@ -136,7 +136,7 @@ class DState:
         self._uniform: dict[CharSet, DState | None] = {}
         self._chain: tuple[CharSet, int] | None = None
         self._has_chain = False
-        self._universal: dict[CharSet, bool] = {}
+        self._universal: dict[CharSet, tuple[CharSet, bool] | None] = {}
         self._atom_list: list[tuple[int, int]] | None = None
 
     def step(self, c: str) -> DState | None:
@@ -248,34 +248,38 @@ class DState:
                 best, best_size = CharSet(ranges), size
         return best
 
-    def is_universal(self, klass: CharSet) -> bool:
-        """Whether no string of `klass` chars can reach a dead end from here (searches that can
-        always still match later, `.*`); explored over the DFA, given up past a bound."""
-        hit = self._universal.get(klass)
-        if hit is None:
-            hit = self._universal[klass] = self._explore_universal(klass)
-        return hit
+    def universal_exits(self, klass: CharSet) -> tuple[CharSet, bool] | None:
+        """None unless no string of `klass` chars can reach a dead end from here (searches that can
+        always still match later, `.*`; explored over the DFA, given up past a bound). Else the chars
+        outside `klass` that may follow such a string, and whether it may end the match there."""
+        if klass not in self._universal:
+            self._universal[klass] = self._explore_universal(klass)
+        return self._universal[klass]
 
-    def _explore_universal(self, klass: CharSet) -> bool:
-        """Explore; on success every state seen is universal too (what it reaches was explored)."""
+    def _explore_universal(self, klass: CharSet) -> tuple[CharSet, bool] | None:
+        """Explore; on success every state seen is universal too (what it reaches was explored,
+        so the exits found here are a superset of its own: safe as a filter)."""
         seen: set[DState] = {self}
         todo = [self]
+        exits, accepting = EMPTY, False
         while todo:
             cur = todo.pop()
+            exits, accepting = exits | (cur.chars - klass), accepting or cur.accepting
             for lo, hi in cur._atoms():
                 if not klass.overlaps(lo, hi):
                     continue
                 nxt = cur.step(chr(max(lo, (klass & CharSet([(lo, hi)])).ranges[0][0])))
                 if nxt is None:
-                    return False
+                    return None
                 if nxt not in seen:
                     if len(seen) >= _UNIVERSAL_LIMIT:
-                        return False
+                        return None
                     seen.add(nxt)
                     todo.append(nxt)
+        found = (exits, accepting)
         for state in seen:
-            state._universal[klass] = True
-        return True
+            state._universal.setdefault(klass, found)
+        return found
 
     def advance(self, n: int, klass: CharSet) -> DState:
         """The state after `n` chars of a chain (`chain()` guarantees they agree)."""

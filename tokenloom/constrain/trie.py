@@ -95,6 +95,7 @@ class ByteTrie:
         self.nchars = np.add.reduceat(starts, self.offsets).astype(np.int16) if n else starts
         self.cum_starts = np.zeros(len(self.flat) + 1, dtype=np.int32)  # char starts before each byte
         np.cumsum(starts, out=self.cum_starts[1:])
+        self._byte_cp: npt.NDArray[np.int32] | None = None
         # not UTF-8 on their own: `invalid`; of those, `dead` can never follow a character boundary
         # (a stray continuation byte); the others end inside a character (byte fallback, split chars)
         self.invalid = np.zeros(n, dtype=np.bool_)
@@ -117,6 +118,30 @@ class ByteTrie:
     ) -> npt.NDArray[np.uint8]:
         """Byte `index` of each row's key (callers make sure the index is inside the key)."""
         return self.flat[self.offsets[rows] + index]  # type: ignore[no-any-return]
+
+    def byte_cp(self) -> npt.NDArray[np.int32]:
+        """The code point of the character each byte belongs to (meaningless in invalid tokens)."""
+        if self._byte_cp is None:
+            flat = self.flat.astype(np.int32)
+            pad = np.concatenate([flat, np.zeros(3, dtype=np.int32)])
+            nxt = [pad[k : k + len(flat)] & 0x3F for k in (1, 2, 3)]
+            cp = np.where(
+                flat < 0x80,
+                flat,
+                np.where(
+                    flat < 0xE0,
+                    ((flat & 0x1F) << 6) | nxt[0],
+                    np.where(
+                        flat < 0xF0,
+                        ((flat & 0x0F) << 12) | (nxt[0] << 6) | nxt[1],
+                        ((flat & 0x07) << 18) | (nxt[0] << 12) | (nxt[1] << 6) | nxt[2],
+                    ),
+                ),
+            )
+            # every byte takes the value computed at the start of its character
+            start_at = np.nonzero((self.flat & 0xC0) != 0x80)[0]
+            self._byte_cp = cp[start_at[np.maximum(self.cum_starts[1:] - 1, 0)]].astype(np.int32)
+        return self._byte_cp
 
     def chars_between(
         self, rows: npt.NDArray[np.integer[Any]], lo: int, his: npt.NDArray[np.int16]
@@ -153,10 +178,19 @@ class FreeIndex:
 
     def __init__(self, trie: ByteTrie, klass: CharSet, *, with_tails: bool = True) -> None:
         table = np.array([not klass.contains_cp(b) for b in range(128)] + [True] * 128, dtype=np.bool_)
-        all_non_ascii = (klass & CharSet([(0x80, 0x10FFFF)])).ranges == ((0x80, 0x10FFFF),)
+        non_ascii = klass & CharSet([(0x80, 0x10FFFF)])
+        all_non_ascii = non_ascii.ranges == ((0x80, 0x10FFFF),)
         if all_non_ascii:
             table[0x80:] = False
         bad = table[trie.flat]
+        if non_ascii.ranges and not all_non_ascii:  # judge multi-byte characters one by one
+            los = np.array([lo for lo, _ in non_ascii.ranges], dtype=np.int64)
+            his = np.array([hi for _, hi in non_ascii.ranges], dtype=np.int64)
+            multi = np.nonzero(trie.flat >= 0x80)[0]
+            cps = trie.byte_cp()[multi]
+            at = np.searchsorted(los, cps, side="right") - 1
+            inside = (at >= 0) & (cps <= his[np.maximum(at, 0)])
+            bad[multi] = ~inside
         big = np.int16(1 << 14)
         self.first_bad = np.minimum.reduceat(np.where(bad, trie.pos, big), trie.offsets).astype(np.int16)
         self.last_bad = (np.maximum.reduceat(np.where(bad, trie.pos, -1), trie.offsets) + 1).astype(np.int16)

@@ -161,6 +161,10 @@ FORCED_WALKS: list[tuple[dict[str, Any], str]] = [
         '{"hash":"see: 0011AAbbCCdd, ok"}',
     ),
     (
+        {"type": "array", "items": {"type": "string", "pattern": "^\\S+@\\S+$"}},
+        '["ann@example.org","a@b@c","x\\u00e9@\\u00e9"]',
+    ),
+    (
         {"type": "array", "items": {"type": "string", "maxLength": 9}},
         '["abc","abcdefghi","\\n\\t x",""]',
     ),
