@@ -24,6 +24,12 @@ from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 
+_FEW_EXITS = 4  # a stateful run over a pattern's own chars pays off only when few chars end it
+
+
+def _count(chars: CharSet) -> int:
+    return sum(hi - lo + 1 for lo, hi in chars.ranges)
+
 
 @dataclass(frozen=True, slots=True)
 class StrFrame:
@@ -105,8 +111,11 @@ class StrFrame:
             # e.g. an unanchored pattern still searching, or `\S+@\S+` that no run of its chars kills
             for run in (klass, self.regex.chars & klass):
                 reach = None if run.is_empty() else self.regex.universal_exits(run)
-                if reach is not None:  # what may end the run: the regex's exits, an escape, the quote
-                    exits = (reach[0] & klass) | CharSet.of("\\") | (QUOTE if reach[1] else EMPTY)
+                if reach is None:
+                    continue
+                # what may end the run: the regex's exits, an escape, the quote
+                exits = (reach[0] & klass) | CharSet.of("\\") | (QUOTE if reach[1] else EMPTY)
+                if run is klass or _count(exits) <= _FEW_EXITS:  # else tokens leaving it are too many
                     return FreeRun(run, None, stateful=True, exits=exits)
         if self.regex is not None:
             klass = self.regex.loop_chars() & JSON_STRING_FREE

@@ -162,12 +162,13 @@ class ParserState:
         """The free run of the top frame(s), when nothing below could take their characters.
 
         With several stacks (an anyOf of strings) every top must be in an unlimited run; the class is
-        then the intersection, and `skip` is never needed since the state does not change.
+        then the intersection, and `skip` is never needed since the state does not change. Stacks
+        that differ only below one same top frame (one string, two parents) share its run.
         """
         if not self._has_free:
             self._has_free = True
             runs = [_stack_run(stack) for stack in self.stacks]
-            if len(runs) == 1 and runs[0] is not None:
+            if runs and all(r is not None and r == runs[0] for r in runs):
                 self._free = runs[0]
             elif runs and all(r is not None and r[0].remaining is None and not r[0].stateful for r in runs):
                 klass = runs[0][0].klass  # type: ignore[index]
@@ -222,9 +223,9 @@ class ParserState:
     def skip(self, n: int) -> ParserState:
         """The state after `n` characters of the current free run."""
         run = self.free_run()
-        assert run is not None and len(self.stacks) == 1  # internal: only called on bounded free states
-        stack = self.stacks[0]
-        return self.grammar.state(((*stack[:-1], run[1].skip(n)),))
+        assert run is not None  # internal: only called on bounded free states (one top for all stacks)
+        top = run[1].skip(n)
+        return self.grammar.state(tuple(dict.fromkeys((*stack[:-1], top) for stack in self.stacks)))
 
 
 def _stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:

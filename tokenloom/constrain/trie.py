@@ -253,6 +253,7 @@ def trie_for(vocab: Vocab) -> ByteTrie:
     entries = [(p, i) for i, p in enumerate(vocab.pieces) if p and i not in special]
     trie = ByteTrie(entries, vocab.n_vocab)
     trie.free_index(JSON_STRING_FREE)  # every JSON schema needs it: build it up front
+    trie.byte_cp()  # and classes with some non-ASCII characters need this (0.2 s)
     with _TRIES_LOCK:
         _TRIES[key] = (vocab.pieces, trie)
     return trie
