@@ -24,6 +24,7 @@ Rows = npt.NDArray[np.integer[Any]]  # positions in the trie's sorted order
 _BIG = 20_000  # more ids than this are folded into a packed base mask
 _NON_ASCII = CharSet([(0x80, 0x10FFFF)])
 _SMALL = 24  # subtrees up to this many tokens are checked without numpy
+_TINY = 6  # subtrees up to this many tokens are checked token by token, without walking them
 
 
 def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[ParserState | None, bytes]:
@@ -75,6 +76,15 @@ class _Walk:
             self.parts.append(trie.ids[node.lo : node.end])
         if pending:
             self._continue_char(node, st, pending)
+            return
+        if node.depth and node.hi - node.end <= _TINY:
+            # a handful of tokens left: feeding them beats analysing every state on the way
+            keys, d = trie.keys, node.depth
+            good = [
+                row for row in range(node.end, node.hi) if feed_bytes(st, b"", keys[row][d:])[0] is not None
+            ]
+            if good:
+                self.parts.append(trie.ids[good])
             return
         free = st.free_run()
         if free is not None:
