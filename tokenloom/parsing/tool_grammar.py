@@ -198,7 +198,39 @@ def tool_call_grammar(
         first = structure.call_pattern[0] if structure.call_pattern else ""
         if first not in SLOTS and first != first.lstrip():
             root = _strip_leading(root)
-    return ToolCallGrammar(triggers=structure.triggers, root=root)
+    return ToolCallGrammar(triggers=_precise_triggers(analysis, [n for n, _ in functions]), root=root)
+
+
+def _precise_triggers(analysis: TemplateAnalysis, names: list[str]) -> tuple[str, ...]:
+    """The section's triggers, made longer where one also occurs in a reasoning or content marker.
+
+    muse-glimmer writes calls as `to=NAME<|message|>`, but `to=` also begins its `to=self<|message|>`
+    reasoning header: a lazy constraint must wait for `to=get_weather`. When even that is a marker
+    (a tool named "self"), the literal after the name is added too. Each trigger begins the grammar's root.
+    """
+    structure, content = analysis.tools, analysis.content
+    markers = [
+        m.strip()
+        for m in (content.reasoning_start, content.reasoning_end, content.content_start, content.content_end)
+        if m.strip()
+    ]
+
+    def is_marker(text: str) -> bool:
+        return any(text in m for m in markers)
+
+    triggers = structure.triggers
+    pattern = structure.call_pattern
+    if structure.tool_section_start.strip() or not any(is_marker(t) for t in triggers):
+        return triggers
+    if len(pattern) < 2 or pattern[0] in SLOTS or pattern[1] != SLOT_NAME:
+        return triggers  # nothing that tells a call apart: keep the ambiguous trigger
+    precise: list[str] = []
+    for name in names:
+        trigger = pattern[0].lstrip() + name
+        if any(m.startswith(trigger) for m in markers) and len(pattern) > 2 and pattern[2] not in SLOTS:
+            trigger += pattern[2]
+        precise.append(trigger)
+    return tuple(dict.fromkeys(precise))
 
 
 def _strip_leading(node: Node) -> Node:

@@ -80,14 +80,8 @@ def test_grammar_accepts_the_rendered_section(case: Case) -> None:
         pytest.skip("the template prints objects with Python's str(); the grammar asks for JSON")
     grammar = tool_call_grammar(analyze(read_template(case.template_name)), TOOLS)
     assert grammar is not None
-    # A trigger that begins a longer marker (muse-glimmer's "to=" of "to=self<|message|>") is that marker.
-    longer = [m for m in (analysis.content.reasoning_start, analysis.content.content_start) if m]
-    starts = [
-        i
-        for t in grammar.triggers
-        for i in range(len(case.output))
-        if case.output.startswith(t, i) and not any(case.output.startswith(m, i) for m in longer)
-    ]
+    # Triggers are precise: muse-glimmer's name the tool ("to=get_weather"), not its "to=self" header.
+    starts = [i for t in grammar.triggers if (i := case.output.find(t)) >= 0]
     assert starts, grammar.triggers
     section = case.output[min(starts) :].rstrip()
     ends = _ends(grammar.root, section, 0)
@@ -99,6 +93,20 @@ def test_no_grammar_without_tools_or_for_harmony() -> None:
     assert tool_call_grammar(analyze(read_template("Qwen3-Coder.jinja")), []) is None
     assert tool_call_grammar(analyze(read_template("openai-gpt-oss-120b.jinja")), TOOLS) is None
     assert tool_call_grammar(analyze(read_template("google-gemma-2-2b-it.jinja")), TOOLS) is None
+
+
+def test_triggers_that_begin_another_marker_name_the_tool() -> None:
+    analysis = analyze(read_template("muse-glimmer.jinja"))
+    assert analysis.tools.triggers == ("to=",)  # also the start of "to=self<|message|>" (reasoning)
+    grammar = tool_call_grammar(analysis, TOOLS)
+    assert grammar is not None and grammar.triggers == ("to=get_weather", "to=run_code")
+    selfish = [{"type": "function", "function": {"name": "self", "parameters": {"type": "object"}}}]
+    grammar = tool_call_grammar(analysis, selfish)
+    assert grammar is not None
+    assert grammar.triggers == ('to=self<|message|><atem:function_calls>\n<atem:invoke name="',)
+    assert _ends(grammar.root, grammar.triggers[0] + 'self">\n</atem:invoke>\n</atem:function_calls>', 0)
+    qwen = tool_call_grammar(analyze(read_template("Qwen3-Coder.jinja")), TOOLS)
+    assert qwen is not None and qwen.triggers == ("<tool_call>",)
 
 
 def test_json_bodies_carry_the_tool_schema() -> None:
