@@ -166,3 +166,13 @@ def test_lazy_trigger_waits_for_a_call_header_not_the_reasoning_header(
         c.advance(tid)
         text += vocab.pieces[tid]
     assert c.is_accepting()
+
+
+def test_a_whitespace_separator_may_be_empty() -> None:
+    """Calls written back to back (`<|tool_call>...<tool_call|><|tool_call>...`) or with a newline between."""
+    item = g.Sequence((g.Literal("<a>"), g.JsonValue.of({"type": "integer"}), g.Literal("</a>")))
+    state = initial({"tool_calls": g.ToolCallGrammar(("<a>",), g.Repeat(item, 1, None, g.Whitespace(2)))})
+    assert accepts(state, "<a>1</a><a>2</a>")
+    assert accepts(state, "<a>1</a>\n<a>2</a>  <a>3</a>")
+    assert not accepts(state, "<a>1</a>   <a>2</a>")
+    assert not accepts(state, "<a>1</a>\n")
