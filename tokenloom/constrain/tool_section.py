@@ -179,6 +179,8 @@ class RepFrame:
         if not self._more():
             return EMPTY
         if self.after_item and sep is not None:
+            if self.ctx.nullable(sep):  # e.g. Whitespace() between calls: the next item may follow at once
+                return self.ctx.first(sep) | self.ctx.first(self.node.item)
             return self.ctx.first(sep)
         return self.ctx.first(self.node.item)
 
@@ -188,7 +190,8 @@ class RepFrame:
         sep = self.node.separator
         if self.after_item and sep is not None:
             nxt = RepFrame(self.ctx, self.node, self.count, False)
-            return [(nxt, *rep) for rep in self.ctx.start(sep, c)]
+            out = [(nxt, *rep) for rep in self.ctx.start(sep, c)]
+            return out + nxt.feed(c) if self.ctx.nullable(sep) else out
         cap = max(self.node.min_count, self.node.max_count or 0) + 1
         nxt = RepFrame(self.ctx, self.node, min(self.count + 1, cap), True)
         return [(nxt, *rep) for rep in self.ctx.start(self.node.item, c)]

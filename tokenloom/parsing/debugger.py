@@ -54,6 +54,7 @@ def run_analyze(args: argparse.Namespace, out: TextIO | None = None) -> int:
         grammar = tool_call_grammar(analysis, TOOLS)
         data = analysis.to_dict()
         data["triggers"] = list(analysis.tools.triggers)
+        data["example_grammar_triggers"] = list(grammar.triggers) if grammar else []
         data["example_grammar"] = repr(grammar.root) if grammar else None
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:

@@ -92,6 +92,7 @@ class AutoOutputParser:
             self._pending, self._virtual = self._recipient, True
         self._section: SectionStream | None = None  # the tool-call section being read
         self._ws = ""  # trailing whitespace held until more text of the same channel follows
+        self._section_ws = ""  # the whitespace held before the section's trigger, if it becomes text
         self._fresh = True  # at the start of a channel: leading whitespace is dropped
         self._content_started = False
         self._reasoning_seen = forced
@@ -174,7 +175,7 @@ class AutoOutputParser:
             if marker not in self._triggers:
                 return  # a repeated reasoning opener: dropped
         if marker in self._triggers:
-            self._ws = ""
+            self._section_ws, self._ws = self._ws, ""
             self._trigger = marker
             self._mode = _Mode.SECTION
             self._section = SectionStream(
@@ -232,6 +233,7 @@ class AutoOutputParser:
         else:  # the trigger itself is plain text now; it is not scanned again, so parsing moves on
             rest = section.text[trigger_end:]
             if not self._virtual:
+                self._ws = self._section_ws  # "Hi <tool_call>{bad" stays "Hi <tool_call>{bad"
                 self._emit(section.text[left.rest_at or 0 : trigger_end], out)
         self._pending, self._section, self._virtual = rest, None, False
         if left.failed:  # the text goes on as output where it was: no fresh start

@@ -42,6 +42,8 @@ def describe(name: str, analysis: TemplateAnalysis) -> str:
         lines.append(f"  triggers: {list(t.triggers)}")
         lines.append(f"  null content printed as None: {t.requires_nonnull_content}")
         grammar = tool_call_grammar(analysis, TOOLS[:1])
+        if grammar and grammar.triggers != t.triggers:
+            lines.append(f"  grammar triggers (example tool): {list(grammar.triggers)}")
         lines.append(f"  grammar (example tool): {grammar.root!r}" if grammar else "  grammar: none")
     lines += [f"note: {n}" for n in analysis.notes]
     return "\n".join(lines) + "\n"

@@ -122,6 +122,7 @@ class ToolCallStructure:
     arg_close: str = ""  # e.g. "\n</parameter>", "</arg_value>", "</{key}>" (the closing tag names the key)
     arg_separator: str = ""  # e.g. "\n", ""
     string_quote: str = ""  # RELAXED_OBJECT: the string delimiter, e.g. '<|"|>'
+    python_values: bool = False  # tagged values that are not strings print with Python's str(): {'a': True}
     recipient_delimiter: str = ""  # RECIPIENT_BASED: e.g. ">>>", ending the generation prompt too
     content_recipient: str = ""  # RECIPIENT_BASED: the recipient that means "plain content", e.g. "all"
     call_id_template: str = ""  # ids the model writes itself, e.g. "functions.{name}:{index}" (Kimi)

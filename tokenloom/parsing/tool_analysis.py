@@ -101,6 +101,8 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
                 structure = _derive(o1, o2, out_c, as_string, content)
                 if structure is None or not _self_check(structure, o1, o2, out_c, content):
                     continue
+                if not as_string and structure.argument_format in _TAG_FORMATS:
+                    structure = _replace(structure, python_values=_prints_python(prober, id_a, text))
                 null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
                 if null is not None and "None" in null and "None" not in o1:
                     structure = _replace(structure, requires_nonnull_content=True)
@@ -115,6 +117,17 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
         else "the template renders no tool calls"
     )
     return ToolCallStructure()
+
+
+_TAG_FORMATS = (ArgumentFormat.TAGGED, ArgumentFormat.KEY_VALUE_TAGS)
+_NESTED_PROBE: dict[str, Any] = {"key_one": "value_one", "key_two": {"k": ["v", True, None, 1.5]}}
+
+
+def _prints_python(prober: Prober, call_id: str, text: str | None) -> bool:
+    """Does a tagged value that is an object come out as Python's str() (`{'k': ['v', True, None]}`)?"""
+    call = tool_call(call_id, NAME_A, _NESTED_PROBE, False)
+    output = prober.output({"role": "assistant", "content": text, "tool_calls": [call]}) or ""
+    return repr(_NESTED_PROBE["key_two"]) in output
 
 
 def _self_check(

@@ -31,6 +31,7 @@ from tokenloom.parsing.structures import (
     TemplateAnalysis,
     ToolCallStructure,
 )
+from tokenloom.parsing.value_grammar import python_value, relaxed_value, tag_value
 
 _DIGITS = Choice(tuple(Literal(d) for d in "0123456789"))
 
@@ -82,8 +83,9 @@ def _next_literal(pattern: tuple[str, ...], index: int, fallback: str) -> str:
     return fallback
 
 
-def _tagged_value(prop: Any, close: str, is_string: bool) -> Node:
-    """A tagged value: enums and consts as their literal text, strings as bounded text, the rest as JSON."""
+def _tagged_value(structure: ToolCallStructure, prop: Any, close: str, is_string: bool) -> Node:
+    """A tagged value: enums and consts as their literal text, strings as bounded text, the rest as the
+    template prints it (JSON, Python's str(), or MiniMax-M3's nested tags)."""
     if isinstance(prop, dict):
         choices = prop.get("enum") if "enum" in prop else [prop["const"]] if "const" in prop else None
         if choices and all(isinstance(c, str) for c in choices):
@@ -91,7 +93,21 @@ def _tagged_value(prop: Any, close: str, is_string: bool) -> Node:
     if is_string:
         limit = prop.get("maxLength") if isinstance(prop, dict) else None
         return Text(stop=(close,), max_length=limit if isinstance(limit, int) else None)
+    if structure.python_values:
+        return python_value(prop)
+    if "{key}" in structure.arg_close and _may_nest(prop):
+        ns = structure.arg_close[: structure.arg_close.index("</{key}>")].strip()
+        return Choice((tag_value(prop, ns), JsonValue.of(prop if isinstance(prop, dict) else {})))
     return JsonValue.of(prop if isinstance(prop, dict) else {})
+
+
+def _may_nest(prop: Any) -> bool:
+    """Can the value be an object or a list (MiniMax-M3 writes those as nested tags)?"""
+    if not isinstance(prop, dict):
+        return True
+    kind = prop.get("type")
+    kinds = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else set()
+    return not kinds or bool(kinds & {"object", "array"})
 
 
 def _tagged_args(structure: ToolCallStructure, params: dict[str, Any]) -> Node:
@@ -107,7 +123,7 @@ def _tagged_args(structure: ToolCallStructure, params: dict[str, Any]) -> Node:
                 Literal(structure.arg_suffix_tail),
             ]
         close = structure.arg_close.replace("{key}", key)
-        parts.append(_tagged_value(prop, close, schema_types(params, key) == {"string"}))
+        parts.append(_tagged_value(structure, prop, close, schema_types(params, key) == {"string"}))
         parts.append(Literal(close + structure.arg_separator))
         entry = Sequence(tuple(parts))
         items.append(entry if key in required else Choice((entry, Sequence(()))))
@@ -115,14 +131,10 @@ def _tagged_args(structure: ToolCallStructure, params: dict[str, Any]) -> Node:
 
 
 def _relaxed_args(quote: str, params: dict[str, Any]) -> Node:
-    """Gemma 4's `{key:<|"|>text<|"|>,n:7}`; nested values are constrained as plain JSON."""
+    """Gemma 4's `{key:<|"|>text<|"|>,n:7,o:{flags:[<|"|>-v<|"|>]}}`, nested values in the same syntax."""
     options: list[Node] = []
     for key, prop in (params.get("properties") or {}).items():
-        if schema_types(params, key) == {"string"}:
-            value: Node = Sequence((Literal(quote), Text(stop=(quote,)), Literal(quote)))
-        else:
-            value = JsonValue.of(prop if isinstance(prop, dict) else {})
-        options.append(Sequence((Literal(f"{key}:"), value)))
+        options.append(Sequence((Literal(f"{key}:"), relaxed_value(prop, quote))))
     body: Node = Repeat(Choice(tuple(options)), 0, len(options), Literal(",")) if options else Sequence(())
     return Sequence((Literal("{"), body, Literal("}")))
 
@@ -198,7 +210,39 @@ def tool_call_grammar(
         first = structure.call_pattern[0] if structure.call_pattern else ""
         if first not in SLOTS and first != first.lstrip():
             root = _strip_leading(root)
-    return ToolCallGrammar(triggers=structure.triggers, root=root)
+    return ToolCallGrammar(triggers=_precise_triggers(analysis, [n for n, _ in functions]), root=root)
+
+
+def _precise_triggers(analysis: TemplateAnalysis, names: list[str]) -> tuple[str, ...]:
+    """The section's triggers, made longer where one also occurs in a reasoning or content marker.
+
+    muse-glimmer writes calls as `to=NAME<|message|>`, but `to=` also begins its `to=self<|message|>`
+    reasoning header: a lazy constraint must wait for `to=get_weather`. When even that is a marker
+    (a tool named "self"), the literal after the name is added too. Each trigger begins the grammar's root.
+    """
+    structure, content = analysis.tools, analysis.content
+    markers = [
+        m.strip()
+        for m in (content.reasoning_start, content.reasoning_end, content.content_start, content.content_end)
+        if m.strip()
+    ]
+
+    def is_marker(text: str) -> bool:
+        return any(text in m for m in markers)
+
+    triggers = structure.triggers
+    pattern = structure.call_pattern
+    if structure.tool_section_start.strip() or not any(is_marker(t) for t in triggers):
+        return triggers
+    if len(pattern) < 2 or pattern[0] in SLOTS or pattern[1] != SLOT_NAME:
+        return triggers  # nothing that tells a call apart: keep the ambiguous trigger
+    precise: list[str] = []
+    for name in names:
+        trigger = pattern[0].lstrip() + name
+        if any(m.startswith(trigger) for m in markers) and len(pattern) > 2 and pattern[2] not in SLOTS:
+            trigger += pattern[2]
+        precise.append(trigger)
+    return tuple(dict.fromkeys(precise))
 
 
 def _strip_leading(node: Node) -> Node:

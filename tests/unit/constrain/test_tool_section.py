@@ -6,12 +6,16 @@ import json
 
 import numpy as np
 
+from tests.conftest import TEMPLATES
 from tests.unit.constrain.chars import initial
 from tests.unit.constrain.conftest import force
 from tokenloom import grammar as g
 from tokenloom.constrain import compile
 from tokenloom.constrain.parser import accepts
 from tokenloom.engine.vocab import Tokenizer, Vocab
+from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.roundtrip import TOOLS
+from tokenloom.parsing.tool_grammar import tool_call_grammar
 
 WEATHER = {
     "type": "object",
@@ -130,3 +134,45 @@ def test_lazy_trigger_mid_token(vocab: Vocab, tokenizer: Tokenizer) -> None:
     assert c.is_accepting()
     mask = c.allowed()
     assert mask is not None and mask[min(vocab.eog_ids)] and int(np.count_nonzero(mask)) == len(vocab.eog_ids)
+
+
+def test_lazy_trigger_waits_for_a_call_header_not_the_reasoning_header(
+    vocab: Vocab, tokenizer: Tokenizer
+) -> None:
+    """muse-glimmer: `to=self<|message|>` opens reasoning and `to=NAME<|message|>` a call; only the call
+    switches the constraint on (the trigger comes from the analysis, so it names the request's tools)."""
+    analysis = analyze((TEMPLATES / "muse-glimmer.jinja").read_text(encoding="utf-8"))
+    grammar = tool_call_grammar(analysis, TOOLS[:1])
+    assert grammar is not None and grammar.triggers == ("to=get_weather",)
+    c = compile({"tool_calls": grammar, "lazy": True}, vocab)
+    free = (
+        " to=self<|message|>The user wants weather; maybe send to=get later.<|eom|><|start|>assistant"
+        " to=user<|message|>Let me check."
+    )
+    for tid in tokenizer.tokenize(free, parse_special=False):
+        assert c.allowed() is None
+        c.advance(tid)
+    assert c.allowed() is None and c.is_accepting()
+    call = (
+        "<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls>\n"
+        '<atem:invoke name="get_weather">\n<atem:parameter name="location">Oslo</atem:parameter>'
+        "\n</atem:invoke>\n</atem:function_calls>"
+    )
+    text = b""
+    for tid in tokenizer.tokenize(call, parse_special=False):
+        mask = c.allowed()
+        assert (mask is None) == (b"to=get_weather" not in text)
+        assert mask is None or mask[tid]
+        c.advance(tid)
+        text += vocab.pieces[tid]
+    assert c.is_accepting()
+
+
+def test_a_whitespace_separator_may_be_empty() -> None:
+    """Calls written back to back (`<|tool_call>...<tool_call|><|tool_call>...`) or with a newline between."""
+    item = g.Sequence((g.Literal("<a>"), g.JsonValue.of({"type": "integer"}), g.Literal("</a>")))
+    state = initial({"tool_calls": g.ToolCallGrammar(("<a>",), g.Repeat(item, 1, None, g.Whitespace(2)))})
+    assert accepts(state, "<a>1</a><a>2</a>")
+    assert accepts(state, "<a>1</a>\n<a>2</a>  <a>3</a>")
+    assert not accepts(state, "<a>1</a>   <a>2</a>")
+    assert not accepts(state, "<a>1</a>\n")

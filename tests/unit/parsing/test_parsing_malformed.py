@@ -123,3 +123,29 @@ def test_duplicate_keys_break_the_call() -> None:
     events = feed_all(parser, [text])
     assert parser.message().tool_calls[0].arguments == '{"location": "A", '
     assert "duplicate" in next(e.message for e in events if isinstance(e, ParseError))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_section_that_falls_back_keeps_the_whitespace_before_its_trigger(family: str) -> None:
+    """The content is the text as written ("Hi <tool_call>..." keeps its space); a section that parses drops
+    that whitespace, so none of it may go out before the section is decided."""
+    name = FAMILIES[family]
+    analysis = analyze(read_template(name))
+    output, prompt = _one_call(name)
+    at, trigger = min((output.find(t), t) for t in analysis.tools.triggers if t in output)
+    head, section = output[:at] + "Hi \n\t", output[at:]
+    before = ""  # the content when the call parses: the head without its trailing whitespace
+    for section_text, is_call in ((section, True), (section.replace("get_weather", "no_such_tool"), False)):
+        text = head + section_text
+        results = []
+        for pieces in ([text], list(text), random_pieces(text, 11)):
+            parser = make_output_parser(analysis, tools=TOOLS, generation_prompt=prompt, id_prefix="c")
+            content = joined(feed_all(parser, pieces))[0]
+            results.append((parser.message(), content))
+            if is_call:
+                assert content.endswith("Hi") and len(parser.message().tool_calls) == 1, (family, content)
+                before = content
+            else:
+                assert content.startswith(before + " \n\t" + trigger), (family, content)
+                assert content[len(before) :] in text, (family, content)
+        assert results[0] == results[1] == results[2]

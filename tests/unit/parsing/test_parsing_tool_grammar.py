@@ -8,6 +8,8 @@ from functools import cache
 import pytest
 from parsing_helpers import read_template, template_names
 
+from tokenloom.constrain.api import build
+from tokenloom.constrain.parser import Grammar, ParserState
 from tokenloom.grammar import Choice, JsonValue, Literal, Node, Repeat, Sequence, Text, Whitespace
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.roundtrip import TOOLS, Case, round_trip_cases
@@ -71,23 +73,10 @@ def _tool_cases() -> list[Case]:
 
 @pytest.mark.parametrize("case", _tool_cases(), ids=lambda c: f"{c.template_name}/{c.label}")
 def test_grammar_accepts_the_rendered_section(case: Case) -> None:
-    analysis = analyze(read_template(case.template_name))
-    if (
-        analysis.tools.string_quote or "{key}" in analysis.tools.arg_close
-    ) and case.label == "two parallel calls":
-        pytest.skip("nested values use the template's own quotes; the grammar asks for plain JSON there")
-    if "{'" in case.output:
-        pytest.skip("the template prints objects with Python's str(); the grammar asks for JSON")
     grammar = tool_call_grammar(analyze(read_template(case.template_name)), TOOLS)
     assert grammar is not None
-    # A trigger that begins a longer marker (muse-glimmer's "to=" of "to=self<|message|>") is that marker.
-    longer = [m for m in (analysis.content.reasoning_start, analysis.content.content_start) if m]
-    starts = [
-        i
-        for t in grammar.triggers
-        for i in range(len(case.output))
-        if case.output.startswith(t, i) and not any(case.output.startswith(m, i) for m in longer)
-    ]
+    # Triggers are precise: muse-glimmer's name the tool ("to=get_weather"), not its "to=self" header.
+    starts = [i for t in grammar.triggers if (i := case.output.find(t)) >= 0]
     assert starts, grammar.triggers
     section = case.output[min(starts) :].rstrip()
     ends = _ends(grammar.root, section, 0)
@@ -95,10 +84,47 @@ def test_grammar_accepts_the_rendered_section(case: Case) -> None:
     assert section[max(ends) :].strip() in ("", case.expected.content)  # content may follow the calls
 
 
+@pytest.mark.parametrize("case", _tool_cases(), ids=lambda c: f"{c.template_name}/{c.label}")
+def test_the_compiled_constraint_accepts_the_rendered_section(case: Case) -> None:
+    """The same through the real constraint compiler, which also enforces the schemas and key order."""
+    if case.template_name == "llama-cpp-microsoft-Phi-4-mini-instruct.jinja":
+        pytest.xfail(
+            'the template writes "id" and "type" before "function"; call_schema has no "type" and '
+            "the constraint writes keys in schema order (function, id)"
+        )
+    grammar = tool_call_grammar(analyze(read_template(case.template_name)), TOOLS, parallel=True)
+    assert grammar is not None
+    section = case.output[min(i for t in grammar.triggers if (i := case.output.find(t)) >= 0) :]
+    state: ParserState | None = Grammar(build({"tool_calls": grammar})[0]).initial
+    end = 0
+    for i, c in enumerate(section):
+        assert state is not None
+        state = state.add_char(c)
+        if state is None:
+            break
+        end = i + 1 if state.can_end() else end
+    assert end, section
+    assert section[end:].strip() in ("", case.expected.content), section[end:]
+
+
 def test_no_grammar_without_tools_or_for_harmony() -> None:
     assert tool_call_grammar(analyze(read_template("Qwen3-Coder.jinja")), []) is None
     assert tool_call_grammar(analyze(read_template("openai-gpt-oss-120b.jinja")), TOOLS) is None
     assert tool_call_grammar(analyze(read_template("google-gemma-2-2b-it.jinja")), TOOLS) is None
+
+
+def test_triggers_that_begin_another_marker_name_the_tool() -> None:
+    analysis = analyze(read_template("muse-glimmer.jinja"))
+    assert analysis.tools.triggers == ("to=",)  # also the start of "to=self<|message|>" (reasoning)
+    grammar = tool_call_grammar(analysis, TOOLS)
+    assert grammar is not None and grammar.triggers == ("to=get_weather", "to=run_code")
+    selfish = [{"type": "function", "function": {"name": "self", "parameters": {"type": "object"}}}]
+    grammar = tool_call_grammar(analysis, selfish)
+    assert grammar is not None
+    assert grammar.triggers == ('to=self<|message|><atem:function_calls>\n<atem:invoke name="',)
+    assert _ends(grammar.root, grammar.triggers[0] + 'self">\n</atem:invoke>\n</atem:function_calls>', 0)
+    qwen = tool_call_grammar(analyze(read_template("Qwen3-Coder.jinja")), TOOLS)
+    assert qwen is not None and qwen.triggers == ("<tool_call>",)
 
 
 def test_json_bodies_carry_the_tool_schema() -> None:
