@@ -8,12 +8,20 @@ Knows nothing of frames or vocabularies.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import time
+from fractions import Fraction
 from typing import Any
 
+from tokenloom.constrain.disjoint import pairwise_disjoint
+from tokenloom.constrain.formats import FORMATS
+from tokenloom.constrain.json_frames import ValueFrame
+from tokenloom.constrain.parser import Grammar, accepts
 from tokenloom.constrain.regex import Regex
-from tokenloom.constrain.schema_ir import ALL_TYPES, Schema
+from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
+from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
 from tokenloom.errors import GrammarError
 
 MAX_NODES = 20_000
@@ -22,31 +30,17 @@ MAX_DEPTH = 64
 MAX_SECONDS = 5.0
 MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
 
-FORMATS = {
-    "date": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
-    "time": r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?",
-    "date-time": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)"
-    r"(\.\d{1,9})?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)",
-    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-    "email": r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+",
-    "uri": r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\\\"<>^`{|}]*",
-    "hostname": r"[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-    r"(\.[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*",
-    "ipv4": r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)",
-}
 UNENFORCED: tuple[str, ...] = (
     "uniqueItems",
-    "multipleOf",
-    "not",
     "propertyNames",
-    "patternProperties",
     "contains",
 )
 UNENFORCED += ("if", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
 _OBJECT_KEYS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
 _ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")
 _STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
-_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 
 
 class SchemaCompiler:
@@ -60,14 +54,38 @@ class SchemaCompiler:
         self.unenforced: set[str] = set()
         self.deadline = time.monotonic() + MAX_SECONDS
         self.formats_ignored: set[str] = set()
+        self.one_ofs: list[Schema] = []
+        self.literal_checks: list[tuple[Schema, Schema]] = []
 
     def compile(self) -> Schema:
         root = self.node(self.root, self.param, 0)
+        self.check_literals()
+        self.check_one_ofs()
         if root.first_chars().is_empty():
             raise GrammarError(
                 "the schema admits no value (e.g. a $ref cycle with no content)", param=self.param
             )
         return root
+
+    def check_literals(self) -> None:
+        """Drop enum/const values that the schema's other keywords refuse (run once all nodes exist)."""
+        for node, rest in self.literal_checks:
+            start = Grammar((ValueFrame(rest),)).initial
+            assert node.literals is not None  # internal: recorded with its literals
+            node.literals = tuple(t for t in node.literals if accepts(start, t))
+            if not node.literals:
+                node.types = frozenset()
+
+    def check_one_ofs(self) -> None:
+        """A oneOf whose branches may overlap becomes a checked combination ("exactly one")."""
+        overlapping = [n for n in self.one_ofs if n.options and not pairwise_disjoint(n.options)]
+        for n in overlapping:
+            assert n.options is not None  # internal: filtered above
+            n.combo = Combo("oneOf", n.options)
+            n.options = None
+        if overlapping:
+            for n in self.nodes.values():
+                n.reset()
 
     def resolve(self, ref: Any, param: str) -> Any:
         if not isinstance(ref, str) or not ref.startswith("#"):
@@ -135,24 +153,32 @@ class SchemaCompiler:
 
     def fill(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         self.unenforced.update(k for k in UNENFORCED if k in s)
+        if "not" in s:
+            main = {k: v for k, v in s.items() if k != "not"}
+            self.keep.append(main)
+            parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
+            node.combo = Combo("not", parts)
+            return
         union = s.get("anyOf", s.get("oneOf"))
         if union is not None:
             kw = "anyOf" if "anyOf" in s else "oneOf"
-            if kw == "oneOf" and len(union) > 1:
-                self.unenforced.add("oneOf")  # treated as anyOf: "exactly one" is not checked
+            if kw == "oneOf" and "anyOf" in s:
+                self.unenforced.add("oneOf")  # both on one schema: only anyOf is applied
             if not isinstance(union, list) or not union:
                 raise GrammarError(f"{kw} must be a non-empty list", param=f"{param}.{kw}")
             base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
             opts = []
             for i, opt in enumerate(union):
-                sub = opt if not _has_constraints(base) else merge(base, opt if isinstance(opt, dict) else {})
+                sub = opt if not has_constraints(base) else merge(base, opt if isinstance(opt, dict) else {})
                 self.keep.append(sub)
                 opts.append(self.node(sub, f"{param}.{kw}[{i}]", depth + 1))
             node.options = tuple(opts)
+            if kw == "oneOf" and len(opts) > 1:
+                self.one_ofs.append(node)
             return
         if "const" in s or "enum" in s:
             values = [s["const"]] if "const" in s else s["enum"]
-            if not isinstance(values, list) or not values:
+            if not isinstance(values, list) or (not values and not s.get("_merged")):
                 raise GrammarError("enum must be a non-empty list", param=f"{param}.enum")
             if len(values) > MAX_ENUM:
                 raise GrammarError(f"enum has {len(values)} values (limit {MAX_ENUM})", param=f"{param}.enum")
@@ -161,13 +187,17 @@ class SchemaCompiler:
                 values = [
                     v
                     for v in values
-                    if _json_type(v) in allowed or (_json_type(v) == "integer" and "number" in allowed)
+                    if json_type(v) in allowed or (json_type(v) == "integer" and "number" in allowed)
                 ]
             node.literals = tuple(
                 dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
             )
             if not node.literals:
                 node.types = frozenset()
+            rest = {k: v for k, v in s.items() if k not in ("enum", "const", "type")}
+            if has_constraints(rest):  # e.g. a pattern next to an enum: values must satisfy both
+                self.keep.append(rest)
+                self.literal_checks.append((node, self.node(rest, param, depth + 1)))
             return
         node.types = self.types(s, param)
         if "object" in node.types:
@@ -178,6 +208,11 @@ class SchemaCompiler:
             self.fill_string(node, s, param)
         node.minimum, node.excl_min = _bound(s, "minimum", "exclusiveMinimum", param)
         node.maximum, node.excl_max = _bound(s, "maximum", "exclusiveMaximum", param)
+        if "multipleOf" in s:
+            m = s["multipleOf"]
+            if isinstance(m, bool) or not isinstance(m, int | float) or m <= 0:
+                raise GrammarError("multipleOf must be a positive number", param=f"{param}.multipleOf")
+            node.multiple_of = Fraction(repr(m)) if isinstance(m, float) else Fraction(m)
 
     def types(self, s: dict[str, Any], param: str) -> frozenset[str]:
         t = s.get("type")
@@ -203,17 +238,25 @@ class SchemaCompiler:
         props = s.get("properties", {})
         if not isinstance(props, dict):
             raise GrammarError("properties must be an object", param=f"{param}.properties")
-        node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
         req = s.get("required", [])
         if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
             raise GrammarError("required must be a list of names", param=f"{param}.required")
+        pats = self.fill_patterns(node, s, param, depth)
+        props = dict(props)
+        for name in list(props) + [r for r in req if r not in props]:
+            # a declared (or required) name matching patterns must also satisfy their schemas
+            hits = [sub for regex, sub in pats if regex.fullmatch(name)]
+            if hits:
+                merged = {"allOf": [props.get(name, True), *hits]}
+                self.keep.append(merged)
+                props[name] = merged
+        node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
         node.required = frozenset(req)
         missing = [r for r in req if r not in props]
         extra = s.get("additionalProperties", True)
-        if "patternProperties" in s and extra is False:
-            extra = {"anyOf": list(s["patternProperties"].values())} if s["patternProperties"] else False
-        if missing and extra is False:
-            raise GrammarError(f"required {missing[0]!r} is not in properties", param=f"{param}.required")
+        if missing and extra is False:  # no object fits: keep the other types (an anyOf may need them)
+            node.types = node.types - {"object"}
+            return
         if missing:  # required keys without a declared schema: declare them (any value)
             node.props += tuple(
                 (r, self.node(extra, f"{param}.additionalProperties", depth + 1)) for r in missing
@@ -223,6 +266,34 @@ class SchemaCompiler:
         )
         node.min_props = _count(s, "minProperties", param)
         node.max_props = _count(s, "maxProperties", param, None)
+
+    def fill_patterns(
+        self, node: Schema, s: dict[str, Any], param: str, depth: int
+    ) -> list[tuple[Regex, Any]]:
+        """patternProperties: one regex per pattern, and a value schema per set of patterns that may
+        match one name together (all sets up to 3 patterns; beyond, the lowest-numbered match wins)."""
+        pp = s.get("patternProperties") or {}
+        if not isinstance(pp, dict):
+            raise GrammarError("patternProperties must be an object", param=f"{param}.patternProperties")
+        pats: list[tuple[Regex, Any]] = []
+        for i, (pattern, sub) in enumerate(pp.items()):
+            try:
+                pats.append((Regex(pattern, search=True), sub))
+            except GrammarError as e:
+                raise GrammarError(e.message, param=f"{param}.patternProperties[{i}]") from None
+        node.pattern_props = tuple(r for r, _ in pats)
+        where = f"{param}.patternProperties"
+        for i, (_, sub) in enumerate(pats):
+            node.pattern_sets[frozenset((i,))] = self.node(sub, where, depth + 1)
+        if len(pats) > 3:
+            self.unenforced.add("patternProperties")  # overlapping matches use the first schema only
+            return pats
+        for size in (2, 3):
+            for combo in itertools.combinations(range(len(pats)), size):
+                merged = {"allOf": [pats[i][1] for i in combo]}
+                self.keep.append(merged)
+                node.pattern_sets[frozenset(combo)] = self.node(merged, where, depth + 1)
+        return pats
 
     def fill_array(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         items = s.get("items", True)
@@ -247,39 +318,13 @@ class SchemaCompiler:
             try:
                 node.regex = Regex(pattern, search=True)
             except GrammarError as e:
-                raise GrammarError(e.message, param=f"{param}.pattern") from None
+                if not _LOOKAROUND.search(pattern):
+                    raise GrammarError(e.message, param=f"{param}.pattern") from None
+                self.unenforced.add("pattern")  # a look-around: the rest of the schema still holds
         elif isinstance(fmt, str) and fmt in FORMATS:
             node.regex = Regex(FORMATS[fmt])
         elif fmt is not None:
             self.formats_ignored.add(str(fmt))
-
-
-def _json_type(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
-        return "integer"
-    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(v), "object")
-
-
-def _has_constraints(base: dict[str, Any]) -> bool:
-    return any(
-        k
-        not in (
-            "description",
-            "title",
-            "$comment",
-            "default",
-            "examples",
-            "$schema",
-            "$id",
-            "$defs",
-            "definitions",
-        )
-        for k in base
-    )
 
 
 def _count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> Any:
@@ -312,38 +357,3 @@ def _num(v: Any, key: str, param: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise GrammarError(f"{key} must be a number", param=f"{param}.{key}")
     return float(v)
-
-
-def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """allOf of two flattened schemas, approximately: unions for properties/required, stricter bounds."""
-    out = dict(a)
-    for k, v in b.items():
-        if k not in out:
-            out[k] = v
-        elif k == "properties" and isinstance(v, dict) and isinstance(out[k], dict):
-            props = dict(out[k])
-            for name, sub in v.items():
-                props[name] = {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
-            out[k] = props
-        elif k == "required" and isinstance(v, list) and isinstance(out[k], list):
-            out[k] = list(dict.fromkeys(out[k] + v))
-        elif k == "type":
-            ta = set(out[k] if isinstance(out[k], list) else [out[k]])
-            tb = set(v if isinstance(v, list) else [v])
-            if ("number" in ta and "integer" in tb) or ("number" in tb and "integer" in ta):
-                ta |= {"integer"}
-                tb |= {"integer"}
-            out[k] = sorted(ta & tb)
-            out["_merged"] = True
-        elif k in ("minimum", "minLength", "minItems", "minProperties") and isinstance(v, int | float):
-            out[k] = max(out[k], v)
-        elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and isinstance(v, int | float):
-            out[k] = min(out[k], v)
-        elif k in ("anyOf", "oneOf") and k in out and isinstance(v, list) and isinstance(out[k], list):
-            pairs = [{"allOf": [x, y]} for x in out[k] for y in v]
-            if len(pairs) > 256:
-                raise GrammarError("allOf of anyOf lists is too large to combine")
-            out[k] = pairs
-        else:
-            out[k] = v
-    return out
