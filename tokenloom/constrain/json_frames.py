@@ -65,6 +65,7 @@ def start_value(schema: Schema, c: str, depth: int = 0) -> Replacements:
     from tokenloom.constrain.json_checks import start_combo
     from tokenloom.constrain.json_containers import ArrFrame, StrFrame  # cycle: they push values
     from tokenloom.constrain.json_objects import ObjFrame, Phase
+    from tokenloom.constrain.json_unique import Slot, UniqFrame
 
     out: Replacements = []
     for alt in schema.alternatives():
@@ -77,6 +78,8 @@ def start_value(schema: Schema, c: str, depth: int = 0) -> Replacements:
         types = alt.types
         if c == "{" and "object" in types:
             out.append((ObjFrame(alt, Phase.OPEN, depth=depth + 1), WsFrame(0, depth + 1)))
+        elif c == "[" and "array" in types and alt.unique:
+            out.append((UniqFrame(alt, Slot.OPEN, depth + 1),))
         elif c == "[" and "array" in types:
             out.append((ArrFrame(alt, 0, False, depth + 1), WsFrame(0, depth + 1)))
         elif c == '"' and "string" in types:

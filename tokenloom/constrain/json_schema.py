@@ -15,11 +15,9 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from tokenloom.constrain.disjoint import pairwise_disjoint
 from tokenloom.constrain.formats import FORMATS
-from tokenloom.constrain.json_frames import ValueFrame
-from tokenloom.constrain.parser import Grammar, accepts
 from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
 from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
 from tokenloom.errors import GrammarError
@@ -31,11 +29,10 @@ MAX_SECONDS = 5.0
 MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
 
 UNENFORCED: tuple[str, ...] = (
-    "uniqueItems",
     "propertyNames",
     "contains",
 )
-UNENFORCED += ("if", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
+UNENFORCED += ("dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
 _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 _OBJECT_KEYS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
 _ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")
@@ -56,36 +53,31 @@ class SchemaCompiler:
         self.formats_ignored: set[str] = set()
         self.one_ofs: list[Schema] = []
         self.literal_checks: list[tuple[Schema, Schema]] = []
+        self.checks: list[Check] = []
+        self.all_ofs: dict[tuple[int, ...], dict[str, Any]] = {}
 
     def compile(self) -> Schema:
         root = self.node(self.root, self.param, 0)
-        self.check_literals()
-        self.check_one_ofs()
+        settle(list(self.nodes.values()), self.literal_checks, self.one_ofs, self.checks, self.unenforced)
         if root.first_chars().is_empty():
             raise GrammarError(
                 "the schema admits no value (e.g. a $ref cycle with no content)", param=self.param
             )
         return root
 
-    def check_literals(self) -> None:
-        """Drop enum/const values that the schema's other keywords refuse (run once all nodes exist)."""
-        for node, rest in self.literal_checks:
-            start = Grammar((ValueFrame(rest),)).initial
-            assert node.literals is not None  # internal: recorded with its literals
-            node.literals = tuple(t for t in node.literals if accepts(start, t))
-            if not node.literals:
-                node.types = frozenset()
+    def ignore(self, node: Schema, keyword: str) -> None:
+        """Record a keyword this node does not enforce (the node then accepts a superset)."""
+        self.unenforced.add(keyword)
+        node.lossy = True
 
-    def check_one_ofs(self) -> None:
-        """A oneOf whose branches may overlap becomes a checked combination ("exactly one")."""
-        overlapping = [n for n in self.one_ofs if n.options and not pairwise_disjoint(n.options)]
-        for n in overlapping:
-            assert n.options is not None  # internal: filtered above
-            n.combo = Combo("oneOf", n.options)
-            n.options = None
-        if overlapping:
-            for n in self.nodes.values():
-                n.reset()
+    def all_of(self, parts: list[Any]) -> dict[str, Any]:
+        """One `allOf` dict per list of part objects, so recursive schemas reuse its node."""
+        key = tuple(id(p) for p in parts)
+        merged = self.all_ofs.get(key)
+        if merged is None:
+            merged = self.all_ofs[key] = {"allOf": parts}
+            self.keep.append(merged)
+        return merged
 
     def resolve(self, ref: Any, param: str) -> Any:
         if not isinstance(ref, str) or not ref.startswith("#"):
@@ -152,18 +144,24 @@ class SchemaCompiler:
         return schema
 
     def fill(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
-        self.unenforced.update(k for k in UNENFORCED if k in s)
+        for k in UNENFORCED:
+            if k in s:
+                self.ignore(node, k)
+        if "if" in s and ("then" in s or "else" in s):
+            self.fill_condition(node, s, param, depth)
+            return
         if "not" in s:
             main = {k: v for k, v in s.items() if k != "not"}
             self.keep.append(main)
             parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
             node.combo = Combo("not", parts)
+            self.checks.append(Check(node, "not", parts[1:], parts[:1]))
             return
         union = s.get("anyOf", s.get("oneOf"))
         if union is not None:
             kw = "anyOf" if "anyOf" in s else "oneOf"
             if kw == "oneOf" and "anyOf" in s:
-                self.unenforced.add("oneOf")  # both on one schema: only anyOf is applied
+                self.ignore(node, "oneOf")  # both on one schema: only anyOf is applied
             if not isinstance(union, list) or not union:
                 raise GrammarError(f"{kw} must be a non-empty list", param=f"{param}.{kw}")
             base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
@@ -214,6 +212,19 @@ class SchemaCompiler:
                 raise GrammarError("multipleOf must be a positive number", param=f"{param}.multipleOf")
             node.multiple_of = Fraction(repr(m)) if isinstance(m, float) else Fraction(m)
 
+    def fill_condition(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        """if/then/else as anyOf(allOf(rest, if, then), allOf(rest, else) and not if): the two branches
+        exclude each other, so only one survives once the value decides the condition."""
+        rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
+        cond = s["if"]
+        negated = {"not": cond}
+        yes = {"allOf": [rest, cond, s.get("then", True)]}
+        no = {"allOf": [rest, s.get("else", True), negated]}
+        self.keep.extend((rest, negated, yes, no))
+        node.options = (self.node(yes, f"{param}.then", depth + 1), self.node(no, f"{param}.else", depth + 1))
+        fallback = (self.node(rest, param, depth + 1),)
+        self.checks.append(Check(node, "if", (self.node(cond, f"{param}.if", depth + 1),), fallback))
+
     def types(self, s: dict[str, Any], param: str) -> frozenset[str]:
         t = s.get("type")
         if t is None:
@@ -245,11 +256,9 @@ class SchemaCompiler:
         props = dict(props)
         for name in list(props) + [r for r in req if r not in props]:
             # a declared (or required) name matching patterns must also satisfy their schemas
-            hits = [sub for regex, sub in pats if regex.fullmatch(name)]
+            hits = [sub for regex, sub in pats if _name_matches(regex, name)]
             if hits:
-                merged = {"allOf": [props.get(name, True), *hits]}
-                self.keep.append(merged)
-                props[name] = merged
+                props[name] = self.all_of([props.get(name, True), *hits])
         node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
         node.required = frozenset(req)
         missing = [r for r in req if r not in props]
@@ -277,23 +286,34 @@ class SchemaCompiler:
             raise GrammarError("patternProperties must be an object", param=f"{param}.patternProperties")
         pats: list[tuple[Regex, Any]] = []
         for i, (pattern, sub) in enumerate(pp.items()):
-            try:
-                pats.append((Regex(pattern, search=True), sub))
-            except GrammarError as e:
-                raise GrammarError(e.message, param=f"{param}.patternProperties[{i}]") from None
+            regex = self.regex(node, pattern, "patternProperties", f"{param}.patternProperties[{i}]")
+            pats.append((regex, sub))
         node.pattern_props = tuple(r for r, _ in pats)
         where = f"{param}.patternProperties"
         for i, (_, sub) in enumerate(pats):
             node.pattern_sets[frozenset((i,))] = self.node(sub, where, depth + 1)
         if len(pats) > 3:
-            self.unenforced.add("patternProperties")  # overlapping matches use the first schema only
+            self.ignore(node, "patternProperties")  # overlapping matches use the first schema only
             return pats
         for size in (2, 3):
             for combo in itertools.combinations(range(len(pats)), size):
-                merged = {"allOf": [pats[i][1] for i in combo]}
-                self.keep.append(merged)
+                merged = self.all_of([pats[i][1] for i in combo])
                 node.pattern_sets[frozenset(combo)] = self.node(merged, where, depth + 1)
         return pats
+
+    def regex(self, node: Schema, pattern: str, keyword: str, param: str) -> Regex:
+        """A `pattern`-style regex; its look-arounds are dropped and reported rather than refused."""
+        try:
+            return Regex(pattern, search=True)
+        except GrammarError as e:
+            if not _LOOKAROUND.search(pattern):
+                raise GrammarError(e.message, param=param) from None
+        try:
+            regex = Regex(pattern, search=True, lenient=True)
+        except GrammarError as e:
+            raise GrammarError(e.message, param=param) from None
+        self.ignore(node, keyword)
+        return regex
 
     def fill_array(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         items = s.get("items", True)
@@ -306,6 +326,7 @@ class SchemaCompiler:
         node.items = None if items is False else self.node(items, f"{param}.items", depth + 1)
         node.min_items = _count(s, "minItems", param)
         node.max_items = _count(s, "maxItems", param, None)
+        node.unique = s.get("uniqueItems") is True
 
     def fill_string(self, node: Schema, s: dict[str, Any], param: str) -> None:
         node.min_len = _count(s, "minLength", param)
@@ -315,16 +336,21 @@ class SchemaCompiler:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise GrammarError("pattern must be a string", param=f"{param}.pattern")
-            try:
-                node.regex = Regex(pattern, search=True)
-            except GrammarError as e:
-                if not _LOOKAROUND.search(pattern):
-                    raise GrammarError(e.message, param=f"{param}.pattern") from None
-                self.unenforced.add("pattern")  # a look-around: the rest of the schema still holds
+            node.regex = self.regex(node, pattern, "pattern", f"{param}.pattern")
         elif isinstance(fmt, str) and fmt in FORMATS:
             node.regex = Regex(FORMATS[fmt])
         elif fmt is not None:
             self.formats_ignored.add(str(fmt))
+
+
+def _name_matches(regex: Regex, name: str) -> bool:
+    """Whether a declared property name matches a pattern (Python `re` when look-arounds were dropped)."""
+    if regex.lenient:
+        try:
+            return re.search(regex.pattern, name) is not None
+        except re.error:
+            pass
+    return regex.fullmatch(name)
 
 
 def _count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> Any:

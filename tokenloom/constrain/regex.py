@@ -294,8 +294,10 @@ def _edge_sets(d: DState) -> list[CharSet]:
 class Regex:
     """A compiled pattern: `fullmatch` semantics, or `search` semantics for JSON Schema `pattern`."""
 
-    def __init__(self, pattern: str, search: bool = False) -> None:
-        ast = RegexParser(pattern).parse()
+    def __init__(self, pattern: str, search: bool = False, lenient: bool = False) -> None:
+        parser = RegexParser(pattern, lenient)
+        ast = parser.parse()
+        self.lenient = parser.dropped  # look-arounds were dropped: this matches a superset
         if search:
             anywhere = ("rep", ("set", ANY), 0, None)
             ast = ("cat", [anywhere, ast, anywhere])

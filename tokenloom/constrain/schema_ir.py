@@ -64,6 +64,7 @@ class Schema:
         "excl_min",
         "items",
         "literals",
+        "lossy",
         "max_items",
         "max_len",
         "max_props",
@@ -80,7 +81,9 @@ class Schema:
         "props",
         "regex",
         "required",
+        "starts",
         "types",
+        "unique",
     )
 
     def __init__(self) -> None:
@@ -88,6 +91,7 @@ class Schema:
         self.options: tuple[Schema, ...] | None = None
         self.combo: Combo | None = None
         self.literals: tuple[str, ...] | None = None  # enum/const as compact JSON texts
+        self.lossy = False  # a keyword here is ignored: this node accepts more than the schema says
         self.props: tuple[tuple[str, Schema], ...] = ()
         self.required: frozenset[str] = frozenset()
         self.additional: Schema | None = None  # None: no other keys allowed
@@ -96,6 +100,8 @@ class Schema:
         self.prefix: tuple[Schema, ...] = ()
         self.items: Schema | None = None  # None: no items past `prefix`
         self.min_items = 0
+        self.unique = False  # uniqueItems
+        self.starts: dict[int, ParserState] = {}  # per depth: a parser of one value of this schema
         self.max_items: int | None = None
         self.min_len = 0
         self.max_len: int | None = None

@@ -39,6 +39,8 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             for name, sub in v.items():
                 props[name] = {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
             out[k] = props
+        elif k == "not":  # neither a nor b: not (a or b)
+            out[k] = {"anyOf": [out[k], v]}
         elif k == "required" and isinstance(v, list) and isinstance(out[k], list):
             out[k] = list(dict.fromkeys(out[k] + v))
         elif k == "type":
