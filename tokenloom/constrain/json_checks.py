@@ -85,16 +85,52 @@ class ComboFrame:
         return main is not None and main.can_end() and not (neg is not None and neg.can_end())
 
     def free_run(self) -> FreeRun | None:
-        """A run every live part takes unchanged (e.g. all parts inside the same string value)."""
+        """A run every live part takes (e.g. all parts inside the same string value); stateful if one
+        part's run is."""
         klass: CharSet | None = None
+        stateful = False
+        remaining: int | None = None
         for s in self.subs:
             if s is None:
                 continue
             run = s.free_run()
-            if run is None or run[0].remaining is not None:
+            if run is None:
                 return None
             klass = run[0].klass if klass is None else klass & run[0].klass
-        return None if klass is None or klass.is_empty() else FreeRun(klass, None)
+            stateful = stateful or run[0].stateful
+            if run[0].remaining is not None:
+                remaining = run[0].remaining if remaining is None else min(remaining, run[0].remaining)
+        if klass is None or klass.is_empty() or (stateful and remaining is not None):
+            return None
+        return FreeRun(klass, remaining, stateful)
 
     def skip(self, n: int) -> ComboFrame:
-        return self
+        """After `n` run chars: parts in a bounded run skip them, the others are unchanged by them."""
+        subs = []
+        for s in self.subs:
+            run = s.free_run() if s is not None else None
+            subs.append(
+                s.skip(n) if s is not None and run is not None and run[0].remaining is not None else s
+            )
+        return ComboFrame(self.combo, tuple(subs))
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """(D, F) as a stack top: the parts' own hints agree on D, parts without one reject D.
+
+        F keeps the parts that take D (possibly just one: F then behaves as that part alone, which
+        is what `feed` would unwrap to)."""
+        klass: CharSet | None = None
+        targets: list[ParserState | None] = []
+        for s in self.subs:
+            hint = s.delegate() if s is not None else None
+            targets.append(hint[1] if hint is not None else None)
+            if hint is not None:
+                klass = hint[0] if klass is None else klass & hint[0]
+        if klass is None:
+            return None
+        for s, t in zip(self.subs, targets, strict=True):
+            if s is not None and t is None:
+                klass = klass - s.allowed_chars()
+        if self.combo.kind == "not" and targets[0] is None:
+            return None
+        return (klass, ComboFrame(self.combo, tuple(targets))) if not klass.is_empty() else None

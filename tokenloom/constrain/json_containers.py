@@ -101,6 +101,10 @@ class StrFrame:
         mx, mn = self.schema.max_len, self.schema.min_len
         if self.regex is not None and mx is None and self.count >= mn and self.regex.is_universal(klass):
             return FreeRun(klass, None, stateful=True)  # e.g. an unanchored pattern still searching
+        if self.regex is not None and mx is None and self.count >= mn:
+            narrow = self._narrow_universal()
+            if narrow is not None:
+                return FreeRun(narrow, None, stateful=True)  # e.g. `^[^/].*` after the opening quote
         if self.regex is not None:
             klass = self.regex.loop_chars() & JSON_STRING_FREE
             if klass.is_empty():  # a counted run such as [0-9a-f]{64}
@@ -109,11 +113,28 @@ class StrFrame:
                     return None
                 klass, limit = chain
         if mx is None and self.count >= mn and limit is None:
+            if self.regex is not None and self._delegates_wider(klass):
+                return None  # e.g. only "|" loops at the start of a regex text: delegation does better
             return FreeRun(klass, None)
         remaining = (mx - self.count) if mx is not None else 1 << 30
         if limit is not None:
             remaining = min(remaining, limit)
         return FreeRun(klass, remaining) if remaining > 0 else None
+
+    def _narrow_universal(self) -> CharSet | None:
+        """The chars this pattern state takes, when no run of them can kill it and neither its own
+        loop nor a delegation would cover as much (then a stateful run over them is the cheapest)."""
+        assert self.regex is not None  # internal: asked for pattern strings only
+        loop = self.regex.loop_chars() & JSON_STRING_FREE
+        narrow = self.regex.chars & JSON_STRING_FREE
+        if _size(loop) * 2 >= _size(narrow) or self._delegates_wider(loop):
+            return None
+        return narrow if self.regex.is_universal(narrow) else None
+
+    def _delegates_wider(self, klass: CharSet) -> bool:
+        assert self.regex is not None  # internal: asked for pattern strings only
+        hint = self.regex.default()
+        return hint is not None and _size(hint[0] & JSON_STRING_FREE) > _size(klass)
 
     def skip(self, n: int) -> Frame:
         regex = self.regex
@@ -180,3 +201,7 @@ class ArrFrame:
 
     def can_end(self) -> bool:
         return False
+
+
+def _size(klass: CharSet) -> int:
+    return sum(hi - lo + 1 for lo, hi in klass.ranges)

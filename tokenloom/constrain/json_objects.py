@@ -231,27 +231,28 @@ class ObjFrame:
         return False
 
     def free_run(self) -> FreeRun | None:
-        """Inside an additional name; with patterns still matching, only chars all of them loop on."""
+        """Inside a name that is no longer a known one. Patterns still following it change the frame
+        but cannot kill it while other names are allowed, or while one of them is a search that can
+        always match later: a stateful run. Otherwise only chars all live patterns loop on."""
         if self.phase is not Phase.KEY or self.key is not None or self.esc:
             return None
+        live = [d for d in self.pats if d is not None]
+        if not live:
+            return FreeRun(JSON_STRING_FREE, None) if self.schema.additional is not None else None
         klass = JSON_STRING_FREE
-        for d in self.pats:
-            if d is not None:
-                klass = klass & d.loop_chars()
-        if self.schema.additional is None and not self._live():
-            return None
-        return FreeRun(klass, None) if not klass.is_empty() else None
+        for d in live:
+            klass = klass & d.loop_chars()
+        if not klass.is_empty():
+            return FreeRun(klass, None)  # the chars every live pattern loops on leave the frame as is
+        if self.schema.additional is not None or any(d.is_universal(JSON_STRING_FREE) for d in live):
+            return FreeRun(JSON_STRING_FREE, None, stateful=True)
+        return None
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
-        """At the start of a name that may be an additional property: chars no known name starts with."""
+        """At the start of a name that may be an additional property: chars no known name starts with
+        and no pattern still following the name takes (they leave a plain additional name)."""
         key = self.key
-        if (
-            self.phase is not Phase.KEY
-            or key is None
-            or self.esc
-            or self.schema.additional is None
-            or self._live()
-        ):
+        if self.phase is not Phase.KEY or key is None or self.esc or self.schema.additional is None:
             return None
         n = len(key)
         starts = CharSet.of(
@@ -259,9 +260,28 @@ class ObjFrame:
         )
         if key in self.schema.prop_names():
             starts = starts | QUOTE  # the closing quote ends a known name here, not an additional one
-        return JSON_STRING_FREE - starts, ObjFrame(
-            self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, self.pats
-        )
+        klass = JSON_STRING_FREE - starts
+        pats: list[DState | None] = []
+        for d in self.pats:  # each pattern takes all of the class alike: loops, dies, or moves to one
+            if d is None:  # state that then loops on it
+                pats.append(None)
+                continue
+            options: list[tuple[CharSet, DState | None]] = [
+                (klass & d.loop_chars(), d),
+                (klass - d.chars, None),
+            ]
+            moved = klass & d.chars
+            t = d.step_class(moved) if not moved.is_empty() else None
+            if t is not None:
+                options.append((moved & t.loop_chars(), t))
+            klass, kept = max(options, key=lambda o: _size(o[0]))
+            pats.append(kept)
+        target = ObjFrame(self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
+        return (klass, target) if not klass.is_empty() else None
 
     def skip(self, n: int) -> Frame:
         return self
+
+
+def _size(klass: CharSet) -> int:
+    return sum(hi - lo + 1 for lo, hi in klass.ranges)

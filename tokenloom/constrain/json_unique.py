@@ -3,9 +3,10 @@
 A `UniqFrame` stays on top for the whole array and parses the current item with a sub-parser, so it
 sees the item's characters and can refuse the one that would complete a duplicate (the closing quote
 of a repeated string, the `,` after a repeated number). Inside an item's string the frame offers a
-*bounded* free run: the trie walk then takes the pure string tokens in bulk and feeds every token that
-leaves the run through the real state, which knows the text, so the mask stays exact. The cost is a
-fresh mask per token inside such items (their states differ by text). Knows nothing of vocabularies.
+*stateful* free run: the trie walk takes the pure string tokens in bulk and checks every token that
+leaves the run from the state its run reaches, which knows the text, so the mask stays exact. The cost
+is a fresh mask per token inside such items (their states differ by text). Knows nothing of
+vocabularies.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from tokenloom.constrain.json_frames import MAX_WS, Replacements, ValueFrame
 from tokenloom.constrain.parser import FreeRun, Grammar, ParserState
 from tokenloom.constrain.schema_ir import Schema
 
-_BIG = 1 << 30  # a bounded run that never runs out: only to make the walk feed leaving tokens exactly
 _CLOSE = CharSet.of("]")
 _COMMA = CharSet.of(",")
 
@@ -141,13 +141,28 @@ class UniqFrame:
         return False
 
     def free_run(self) -> FreeRun | None:
-        """The item's own run (inside a string), bounded so the walk checks leaving tokens exactly."""
+        """The item's own run (inside a string): the text grows but no run char can kill the frame
+        (a stateful run); a bounded one stays bounded so leaving tokens are fed through real states."""
         if self.slot is not Slot.ITEM or self.sub is None or self.sub.can_end():
             return None
         run = self.sub.free_run()
         if run is None:
+            return self._delegated_run(self.sub)
+        if run[0].remaining is None:
+            return FreeRun(run[0].klass, None, stateful=True)
+        return FreeRun(run[0].klass, run[0].remaining)
+
+    @staticmethod
+    def _delegated_run(sub: ParserState) -> FreeRun | None:
+        """A pattern's item: the chars its delegation hint sends to one looping state (e.g. the body
+        of `^[a-z]+$`) also make a stateful run here."""
+        hint = sub.delegate()
+        if hint is None:
             return None
-        return FreeRun(run[0].klass, _BIG if run[0].remaining is None else run[0].remaining)
+        run = hint[1].free_run()
+        if run is None or run[0].remaining is not None or run[0].stateful:
+            return None
+        return FreeRun(hint[0], None, stateful=True) if (hint[0] - run[0].klass).is_empty() else None
 
     def skip(self, n: int) -> UniqFrame:
         """A look-ahead after `n` run characters, text unknown (so its characters are a superset)."""
