@@ -122,11 +122,13 @@ class StrFrame:
         return FreeRun(klass, remaining) if remaining > 0 else None
 
     def _narrow_universal(self) -> CharSet | None:
-        """The chars this pattern state takes, when no run of them can kill it and neither its own
-        loop nor a delegation would cover as much (then a stateful run over them is the cheapest)."""
+        """The chars this pattern state takes, when they are nearly all string chars, no run of them
+        can kill it, and neither its own loop nor a delegation covers as much (e.g. `^[^/].*`)."""
         assert self.regex is not None  # internal: asked for pattern strings only
         loop = self.regex.loop_chars() & JSON_STRING_FREE
         narrow = self.regex.chars & JSON_STRING_FREE
+        if _size(JSON_STRING_FREE - narrow) > 64:  # a narrow class: most tokens would leave the run
+            return None
         if _size(loop) * 2 >= _size(narrow) or self._delegates_wider(loop):
             return None
         return narrow if self.regex.is_universal(narrow) else None

@@ -231,9 +231,10 @@ class ObjFrame:
         return False
 
     def free_run(self) -> FreeRun | None:
-        """Inside a name that is no longer a known one. Patterns still following it change the frame
-        but cannot kill it while other names are allowed, or while one of them is a search that can
-        always match later: a stateful run. Otherwise only chars all live patterns loop on."""
+        """Inside a name that is no longer a known one: the chars every live pattern loops on leave
+        the frame as is. Otherwise patterns change the frame but cannot kill it while other names are
+        allowed, or while one is a search that can always match later (a stateful run); a single
+        pattern in a counted run (`[a-z]{2,8}`) gives a bounded run."""
         if self.phase is not Phase.KEY or self.key is not None or self.esc:
             return None
         live = [d for d in self.pats if d is not None]
@@ -243,44 +244,65 @@ class ObjFrame:
         for d in live:
             klass = klass & d.loop_chars()
         if not klass.is_empty():
-            return FreeRun(klass, None)  # the chars every live pattern loops on leave the frame as is
+            return FreeRun(klass, None)
         if self.schema.additional is not None or any(d.is_universal(JSON_STRING_FREE) for d in live):
             return FreeRun(JSON_STRING_FREE, None, stateful=True)
-        return None
+        chain = live[0].chain() if len(live) == 1 else None
+        if chain is None or not (chain[0] - JSON_STRING_FREE).is_empty():
+            return None
+        return FreeRun(chain[0], chain[1])
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
-        """At the start of a name that may be an additional property: chars no known name starts with
-        and no pattern still following the name takes (they leave a plain additional name)."""
-        key = self.key
-        if self.phase is not Phase.KEY or key is None or self.esc or self.schema.additional is None:
+        """(D, F): chars that leave the name to one frame F in a plain run. D avoids the next chars
+        of known names; each live pattern takes all of D alike (loops, dies, moves to one state, or
+        follows its own delegation hint) so F is one frame."""
+        key, s = self.key, self.schema
+        if self.phase is not Phase.KEY or self.esc or (s.additional is None and not self._live()):
             return None
-        n = len(key)
-        starts = CharSet.of(
-            "".join(p[n] for p in self.schema.prop_names() if len(p) > n and p.startswith(key))
-        )
-        if key in self.schema.prop_names():
-            starts = starts | QUOTE  # the closing quote ends a known name here, not an additional one
-        klass = JSON_STRING_FREE - starts
+        klass = JSON_STRING_FREE
+        if key is not None:
+            n = len(key)
+            starts = CharSet.of("".join(p[n] for p in s.prop_names() if len(p) > n and p.startswith(key)))
+            if key in s.prop_names():
+                starts = starts | QUOTE  # the closing quote ends a known name here, not another one
+            klass = klass - starts
+        may_die = s.additional is not None or sum(d is not None for d in self.pats) > 1
         pats: list[DState | None] = []
-        for d in self.pats:  # each pattern takes all of the class alike: loops, dies, or moves to one
-            if d is None:  # state that then loops on it
+        for d in self.pats:
+            if d is None:
                 pats.append(None)
                 continue
-            options: list[tuple[CharSet, DState | None]] = [
-                (klass & d.loop_chars(), d),
-                (klass - d.chars, None),
-            ]
+            options: list[tuple[CharSet, DState | None]] = [(klass & d.loop_chars(), d)]
+            if may_die:
+                options.append((klass - d.chars, None))
             moved = klass & d.chars
             t = d.step_class(moved) if not moved.is_empty() else None
             if t is not None:
                 options.append((moved & t.loop_chars(), t))
+            hint = d.default()
+            if hint is not None:
+                options.append((klass & hint[0], hint[1]))
             klass, kept = max(options, key=lambda o: _size(o[0]))
             pats.append(kept)
-        target = ObjFrame(self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
-        return (klass, target) if not klass.is_empty() else None
+        if s.additional is None and all(d is None for d in pats):
+            return None
+        target = ObjFrame(s, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
+        if klass.is_empty() or target == self:
+            return None
+        return klass, target
 
     def skip(self, n: int) -> Frame:
-        return self
+        """After `n` chars of a bounded run: the one live pattern advanced along its counted run."""
+        live = [i for i, d in enumerate(self.pats) if d is not None]
+        if self.schema.additional is not None or len(live) != 1:
+            return self
+        d = self.pats[live[0]]
+        chain = d.chain() if d is not None else None
+        if d is None or chain is None:
+            return self
+        pats = list(self.pats)
+        pats[live[0]] = d.advance(n, chain[0])
+        return ObjFrame(self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
 
 
 def _size(klass: CharSet) -> int:

@@ -2,11 +2,16 @@
 
 A `UniqFrame` stays on top for the whole array and parses the current item with a sub-parser, so it
 sees the item's characters and can refuse the one that would complete a duplicate (the closing quote
-of a repeated string, the `,` after a repeated number). Inside an item's string the frame offers a
-*stateful* free run: the trie walk takes the pure string tokens in bulk and checks every token that
-leaves the run from the state its run reaches, which knows the text, so the mask stays exact. The cost
-is a fresh mask per token inside such items (their states differ by text). Knows nothing of
-vocabularies.
+of a repeated string, the `,` after a repeated number).
+
+Inside an item's string, while the text may still equal a seen item, the frame offers a *stateful*
+free run: the trie walk checks every token leaving the run from the exact state it reaches. Once the
+item can no longer repeat a seen one (its prefix matches none), the run is declared *unchanged* even
+though the frame still records the text (for later items): the walk then judges a token's tail from
+the state at the token's start. That only differs from the exact state if one token, after run
+characters, also completes a *later* item of the same array (`x","y"`); no token of the default
+vocabulary does (checked in tests/unit/constrain/test_vocab_masks.py), and it keeps string items as
+cheap as plain strings. Knows nothing of vocabularies.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from typing import Any
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.json_frames import MAX_WS, Replacements, ValueFrame
-from tokenloom.constrain.parser import FreeRun, Grammar, ParserState
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
 from tokenloom.constrain.schema_ir import Schema
 
 _CLOSE = CharSet.of("]")
+_NUMBER = "-0123456789"
 _COMMA = CharSet.of(",")
 
 
@@ -141,16 +147,40 @@ class UniqFrame:
         return False
 
     def free_run(self) -> FreeRun | None:
-        """The item's own run (inside a string): the text grows but no run char can kill the frame
-        (a stateful run); a bounded one stays bounded so leaving tokens are fed through real states."""
+        """The item's own run (inside a string). While the item may still repeat a seen one, a
+        stateful run (the walk checks leaving tokens from the exact states they reach); once it
+        cannot, the run is declared unchanged (see the module docstring); bounded runs stay bounded."""
         if self.slot is not Slot.ITEM or self.sub is None or self.sub.can_end():
             return None
         run = self.sub.free_run()
         if run is None:
-            return self._delegated_run(self.sub)
-        if run[0].remaining is None:
-            return FreeRun(run[0].klass, None, stateful=True)
-        return FreeRun(run[0].klass, run[0].remaining)
+            return self._delegated_run(self.sub) if self._may_repeat() else None
+        if run[0].remaining is not None:
+            return FreeRun(run[0].klass, run[0].remaining)
+        return FreeRun(run[0].klass, None, stateful=run[0].stateful or self._may_repeat())
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """The item's delegation hint, once the item can no longer repeat a seen one."""
+        if self.slot is not Slot.ITEM or self.sub is None or self._may_repeat():
+            return None
+        hint = self.sub.delegate()
+        if hint is None:
+            return None
+        return hint[0], UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, hint[1], self.text)
+
+    def _may_repeat(self) -> bool:
+        """Whether the current item could still turn out equal to a seen one (conservative: exact
+        for strings, any seen value of the same kind for the others)."""
+        text = self.text
+        if not self.seen or text is None:
+            return bool(self.seen)
+        if not text.startswith('"'):
+            return any(k[:1] == text[:1] or (k[:1] in _NUMBER and text[:1] in _NUMBER) for k in self.seen)
+        try:
+            prefix = json.loads(text + '"')
+        except ValueError:
+            return True  # inside an escape
+        return any(k.startswith('"') and json.loads(k).startswith(prefix) for k in self.seen)
 
     @staticmethod
     def _delegated_run(sub: ParserState) -> FreeRun | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import numpy as np
@@ -208,3 +209,10 @@ def test_checked_keywords_masks_equal_brute_force(
     c = compile({"json_schema": schema}, vocab)
     assert greedy.tokens(c, prefix) is not None
     assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
+
+
+def test_no_token_completes_a_later_item_after_run_chars(vocab: Vocab) -> None:
+    """`json_unique` declares string runs of items unchanged once they cannot repeat a seen item;
+    that is exact as long as no token holds run chars, then a whole next string item."""
+    later_item = re.compile(rb'[^"\\]"\s*,\s*"(?:[^"\\]|\\.)*"')
+    assert [p for p in vocab.pieces if p and later_item.search(p)] == []
