@@ -199,6 +199,18 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
     ),
     ({"type": "number", "multipleOf": 0.25}, "12."),
     ({"type": "string", "not": {"enum": ["none"]}}, '"non'),
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "xy'),
+    (
+        {
+            "type": "object",
+            "patternProperties": {"^[a-z]{2,8}(-[A-Z]{2})?$": {}},
+            "additionalProperties": False,
+        },
+        '{"enab',
+    ),
+    ({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, '{"a": 1, "'),
+    ({"type": "string", "format": "regex"}, '"'),
+    ({"type": "string", "pattern": "^$|^[^/](.+)[^/]$"}, '"'),
 ]
 
 
