@@ -1,13 +1,11 @@
-"""JSON strings, objects and arrays against a compiled schema, one character at a time.
+"""JSON strings and arrays against a compiled schema, one character at a time (objects: `json_objects`).
 
-String contents and additional property names are free runs for the trie walk; property names follow
-the schema's order. Knows nothing of vocabularies.
+String contents are free runs for the trie walk. Knows nothing of vocabularies.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
 from tokenloom.constrain.json_frames import (
@@ -25,10 +23,6 @@ from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 
 _FEW_EXITS = 4  # a stateful run over a pattern's own chars pays off only when few chars end it
-
-
-def _count(chars: CharSet) -> int:
-    return sum(hi - lo + 1 for lo, hi in chars.ranges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,14 +102,15 @@ class StrFrame:
         limit: int | None = None
         mx, mn = self.schema.max_len, self.schema.min_len
         if self.regex is not None and mx is None and self.count >= mn:
-            # e.g. an unanchored pattern still searching, or `\S+@\S+` that no run of its chars kills
-            for run in (klass, self.regex.chars & klass):
+            # an unanchored pattern still searching, `^[^/].*` after the opening quote, `\S+@\S+`:
+            # no run of these chars kills the pattern; tokens leaving the run must end on `exits`
+            narrow = self._narrow_universal()
+            for run in (klass, narrow or EMPTY, self.regex.chars & klass):
                 reach = None if run.is_empty() else self.regex.universal_exits(run)
                 if reach is None:
                     continue
-                # what may end the run: the regex's exits, an escape, the quote
                 exits = (reach[0] & klass) | CharSet.of("\\") | (QUOTE if reach[1] else EMPTY)
-                if run is klass or _count(exits) <= _FEW_EXITS:  # else tokens leaving it are too many
+                if run is klass or run is narrow or _size(exits) <= _FEW_EXITS:
                     return FreeRun(run, None, stateful=True, exits=exits)
         if self.regex is not None:
             klass = self.regex.loop_chars() & JSON_STRING_FREE
@@ -125,11 +120,30 @@ class StrFrame:
                     return None
                 klass, limit = chain
         if mx is None and self.count >= mn and limit is None:
+            if self.regex is not None and self._delegates_wider(klass):
+                return None  # e.g. only "|" loops at the start of a regex text: delegation does better
             return FreeRun(klass, None)
         remaining = (mx - self.count) if mx is not None else 1 << 30
         if limit is not None:
             remaining = min(remaining, limit)
         return FreeRun(klass, remaining) if remaining > 0 else None
+
+    def _narrow_universal(self) -> CharSet | None:
+        """The chars this pattern state takes, when they are nearly all string chars, no run of them
+        can kill it, and neither its own loop nor a delegation covers as much (e.g. `^[^/].*`)."""
+        assert self.regex is not None  # internal: asked for pattern strings only
+        loop = self.regex.loop_chars() & JSON_STRING_FREE
+        narrow = self.regex.chars & JSON_STRING_FREE
+        if _size(JSON_STRING_FREE - narrow) > 64:  # a narrow class: most tokens would leave the run
+            return None
+        if _size(loop) * 2 >= _size(narrow) or self._delegates_wider(loop):
+            return None
+        return narrow if self.regex.is_universal(narrow) else None
+
+    def _delegates_wider(self, klass: CharSet) -> bool:
+        assert self.regex is not None  # internal: asked for pattern strings only
+        hint = self.regex.default()
+        return hint is not None and _size(hint[0] & JSON_STRING_FREE) > _size(klass)
 
     def skip(self, n: int) -> Frame:
         regex = self.regex
@@ -152,166 +166,6 @@ class StrFrame:
         if hint is None or hint[1] is self.regex:
             return None
         return hint[0] & JSON_STRING_FREE, StrFrame(self.schema, self.count, hint[1])
-
-
-class Phase(Enum):
-    OPEN = 1  # after "{"
-    KEY = 2  # inside a property name
-    COLON = 3  # after the name's closing quote
-    AFTER_VALUE = 4  # after a property value
-    AFTER_COMMA = 5  # after ","
-
-
-@dataclass(frozen=True, slots=True)
-class ObjFrame:
-    """An object: `pos` is the next schema property allowed (order follows the schema), `num` keys read.
-
-    In the KEY phase `key` is the name so far, or None once it can only be an additional property.
-    In the COLON phase `value` is the schema of the coming value.
-    """
-
-    schema: Schema
-    phase: Phase
-    pos: int = 0
-    num: int = 0
-    key: str | None = ""
-    value: Schema | None = None
-    depth: int = 1
-    esc: int = 0  # escape progress inside an additional property's name, as in StrFrame
-
-    def _candidates(self) -> list[tuple[int, str]]:
-        """Known properties that may come next: from `pos` up to the first required one."""
-        out = []
-        props, required = self.schema.props, self.schema.required
-        for i in range(self.pos, len(props)):
-            out.append((i, props[i][0]))
-            if props[i][0] in required:
-                break
-        return out
-
-    def _can_close(self) -> bool:
-        props, required = self.schema.props, self.schema.required
-        return self.num >= self.schema.min_props and all(n not in required for n, _ in props[self.pos :])
-
-    def _more_keys(self) -> bool:
-        mx = self.schema.max_props
-        if mx is not None and self.num >= mx:
-            return False
-        return bool(self._candidates()) or self.schema.additional is not None
-
-    def chars(self) -> CharSet:
-        ph = self.phase
-        if ph is Phase.KEY:
-            return self._key_chars()
-        if ph is Phase.COLON:
-            return CharSet.of(":")
-        acc = QUOTE if ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys()) else EMPTY
-        if ph is not Phase.AFTER_COMMA and self._can_close():
-            acc = acc | CharSet.of("}")
-        if ph is Phase.AFTER_VALUE and self._more_keys():
-            acc = acc | CharSet.of(",")
-        return acc
-
-    def _key_chars(self) -> CharSet:
-        key = self.key
-        if self.esc:
-            return ESC_CHARS if self.esc == 1 else HEX
-        if key is None:
-            return JSON_STRING_FREE | QUOTE | CharSet.of("\\")
-        n = len(key)
-        acc = CharSet.of(
-            "".join(name[n] for _, name in self._candidates() if name.startswith(key) and len(name) > n)
-        )
-        if self.schema.additional is not None:
-            acc = acc | JSON_STRING_FREE | CharSet.of("\\")
-        if self._close_key() is not None:
-            acc = acc | QUOTE
-        return acc
-
-    def _close_key(self) -> tuple[int, Schema] | None:
-        """(next pos, value schema) if the name read so far can end here."""
-        key = self.key
-        for i, name in self._candidates():
-            if name == key:
-                return i + 1, self.schema.props[i][1]
-        extra = self.schema.additional
-        if extra is not None and (key is None or key not in self.schema.prop_names()):
-            return self.pos, extra
-        return None
-
-    def feed(self, c: str) -> Replacements:
-        ph, s = self.phase, self.schema
-        if ph is Phase.KEY and (self.esc or (c == "\\" and s.additional is not None)):
-            # escapes only in additional property names (known names are matched raw)
-            if self.esc == 0:
-                esc = 1
-            elif self.esc == 1:
-                esc = 2 if c == "u" else 0 if c in ESCAPES else -1
-            else:
-                esc = (self.esc + 1) % 6 if c in "0123456789abcdefABCDEF" else -1
-            if esc < 0:
-                return []
-            return [(ObjFrame(s, Phase.KEY, self.pos, self.num, None, None, self.depth, esc),)]
-        if ph is Phase.KEY:
-            if c == '"':
-                close = self._close_key()
-                if close is None:
-                    return []
-                colon = ObjFrame(s, Phase.COLON, close[0], self.num, None, close[1], self.depth)
-                return [(colon, WsFrame(0, self.depth))]
-            if not JSON_STRING_FREE.contains_cp(ord(c)):
-                return []
-            key = None if self.key is None else self.key + c
-            if key is not None and not any(n.startswith(key) for _, n in self._candidates()):
-                if s.additional is None:
-                    return []
-                if not any(n.startswith(key) for n in s.prop_names()):
-                    key = None  # can only be an additional property from here on
-            return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth),)]
-        if ph is Phase.COLON:
-            if c != ":" or self.value is None:
-                return []
-            after = ObjFrame(s, Phase.AFTER_VALUE, self.pos, self.num + 1, "", None, self.depth)
-            ws = WsFrame(0, self.depth)
-            return [(after, ws, ValueFrame(self.value, self.depth), ws)]
-        if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):
-            return [(ObjFrame(s, Phase.KEY, self.pos, self.num, "", None, self.depth),)]
-        if c == "}" and ph is not Phase.AFTER_COMMA and self._can_close():
-            return [()]
-        if c == "," and ph is Phase.AFTER_VALUE and self._more_keys():
-            return [
-                (
-                    ObjFrame(s, Phase.AFTER_COMMA, self.pos, self.num, "", None, self.depth),
-                    WsFrame(0, self.depth),
-                )
-            ]
-        return []
-
-    def can_end(self) -> bool:
-        return False
-
-    def free_run(self) -> FreeRun | None:
-        if self.phase is Phase.KEY and self.key is None and not self.esc:
-            return FreeRun(JSON_STRING_FREE, None)
-        return None
-
-    def delegate(self) -> tuple[CharSet, Frame] | None:
-        """At the start of a name that may be an additional property: chars no known name starts with."""
-        key = self.key
-        if self.phase is not Phase.KEY or key is None or self.esc or self.schema.additional is None:
-            return None
-        n = len(key)
-        starts = CharSet.of(
-            "".join(p[n] for p in self.schema.prop_names() if len(p) > n and p.startswith(key))
-        )
-        if key in self.schema.prop_names():
-            starts = starts | QUOTE  # the closing quote ends a known name here, not an additional one
-        return JSON_STRING_FREE - starts, ObjFrame(
-            self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth
-        )
-
-    def skip(self, n: int) -> Frame:
-        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,3 +210,7 @@ class ArrFrame:
 
     def can_end(self) -> bool:
         return False
+
+
+def _size(klass: CharSet) -> int:
+    return sum(hi - lo + 1 for lo, hi in klass.ranges)

@@ -19,6 +19,7 @@ ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r":
 HEX = CharSet.of("0123456789abcdefABCDEF")
 ESC_CHARS = CharSet.of("".join(ESCAPES) + "u")
 QUOTE = CharSet.of('"')
+BACKSLASH = CharSet.of("\\")
 Replacements = list[tuple[Frame, ...]]
 
 
@@ -61,21 +62,24 @@ class ValueFrame:
 
 def start_value(schema: Schema, c: str, depth: int = 0) -> Replacements:
     """Frames for a value of `schema` whose first character `c` was just read."""
-    from tokenloom.constrain.json_containers import (  # cycle: they push values
-        ArrFrame,
-        ObjFrame,
-        Phase,
-        StrFrame,
-    )
+    from tokenloom.constrain.json_checks import start_combo
+    from tokenloom.constrain.json_containers import ArrFrame, StrFrame  # cycle: they push values
+    from tokenloom.constrain.json_objects import ObjFrame, Phase
+    from tokenloom.constrain.json_unique import Slot, UniqFrame
 
     out: Replacements = []
     for alt in schema.alternatives():
+        if alt.combo is not None:
+            out.extend(start_combo(alt.combo, c, depth))
+            continue
         if alt.literals is not None:
             out.extend(EnumFrame(alt.literals, 0).feed(c))
             continue
         types = alt.types
         if c == "{" and "object" in types:
             out.append((ObjFrame(alt, Phase.OPEN, depth=depth + 1), WsFrame(0, depth + 1)))
+        elif c == "[" and "array" in types and alt.unique:
+            out.append((UniqFrame(alt, Slot.OPEN, depth + 1),))
         elif c == "[" and "array" in types:
             out.append((ArrFrame(alt, 0, False, depth + 1), WsFrame(0, depth + 1)))
         elif c == '"' and "string" in types:

@@ -8,12 +8,18 @@ Knows nothing of frames or vocabularies.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import time
+from fractions import Fraction
 from typing import Any
 
+from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.regex import Regex
-from tokenloom.constrain.schema_ir import ALL_TYPES, Schema
+from tokenloom.constrain.schema_checks import Check, settle
+from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
+from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
 from tokenloom.errors import GrammarError
 
 MAX_NODES = 20_000
@@ -22,31 +28,16 @@ MAX_DEPTH = 64
 MAX_SECONDS = 5.0
 MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
 
-FORMATS = {
-    "date": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
-    "time": r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?",
-    "date-time": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)"
-    r"(\.\d{1,9})?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)",
-    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-    "email": r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+",
-    "uri": r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\\\"<>^`{|}]*",
-    "hostname": r"[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-    r"(\.[A-Za-z0-9]([A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*",
-    "ipv4": r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)",
-}
 UNENFORCED: tuple[str, ...] = (
-    "uniqueItems",
-    "multipleOf",
-    "not",
     "propertyNames",
-    "patternProperties",
     "contains",
 )
-UNENFORCED += ("if", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
+UNENFORCED += ("dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
 _OBJECT_KEYS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
 _ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")
 _STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
-_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 
 
 class SchemaCompiler:
@@ -60,14 +51,33 @@ class SchemaCompiler:
         self.unenforced: set[str] = set()
         self.deadline = time.monotonic() + MAX_SECONDS
         self.formats_ignored: set[str] = set()
+        self.one_ofs: list[Schema] = []
+        self.literal_checks: list[tuple[Schema, Schema]] = []
+        self.checks: list[Check] = []
+        self.all_ofs: dict[tuple[int, ...], dict[str, Any]] = {}
 
     def compile(self) -> Schema:
         root = self.node(self.root, self.param, 0)
+        settle(list(self.nodes.values()), self.literal_checks, self.one_ofs, self.checks, self.unenforced)
         if root.first_chars().is_empty():
             raise GrammarError(
                 "the schema admits no value (e.g. a $ref cycle with no content)", param=self.param
             )
         return root
+
+    def ignore(self, node: Schema, keyword: str) -> None:
+        """Record a keyword this node does not enforce (the node then accepts a superset)."""
+        self.unenforced.add(keyword)
+        node.lossy = True
+
+    def all_of(self, parts: list[Any]) -> dict[str, Any]:
+        """One `allOf` dict per list of part objects, so recursive schemas reuse its node."""
+        key = tuple(id(p) for p in parts)
+        merged = self.all_ofs.get(key)
+        if merged is None:
+            merged = self.all_ofs[key] = {"allOf": parts}
+            self.keep.append(merged)
+        return merged
 
     def resolve(self, ref: Any, param: str) -> Any:
         if not isinstance(ref, str) or not ref.startswith("#"):
@@ -134,25 +144,39 @@ class SchemaCompiler:
         return schema
 
     def fill(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
-        self.unenforced.update(k for k in UNENFORCED if k in s)
+        for k in UNENFORCED:
+            if k in s:
+                self.ignore(node, k)
+        if "if" in s and ("then" in s or "else" in s):
+            self.fill_condition(node, s, param, depth)
+            return
+        if "not" in s:
+            main = {k: v for k, v in s.items() if k != "not"}
+            self.keep.append(main)
+            parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
+            node.combo = Combo("not", parts)
+            self.checks.append(Check(node, "not", parts[1:], parts[:1]))
+            return
         union = s.get("anyOf", s.get("oneOf"))
         if union is not None:
             kw = "anyOf" if "anyOf" in s else "oneOf"
-            if kw == "oneOf" and len(union) > 1:
-                self.unenforced.add("oneOf")  # treated as anyOf: "exactly one" is not checked
+            if kw == "oneOf" and "anyOf" in s:
+                self.ignore(node, "oneOf")  # both on one schema: only anyOf is applied
             if not isinstance(union, list) or not union:
                 raise GrammarError(f"{kw} must be a non-empty list", param=f"{param}.{kw}")
             base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
             opts = []
             for i, opt in enumerate(union):
-                sub = opt if not _has_constraints(base) else merge(base, opt if isinstance(opt, dict) else {})
+                sub = opt if not has_constraints(base) else merge(base, opt if isinstance(opt, dict) else {})
                 self.keep.append(sub)
                 opts.append(self.node(sub, f"{param}.{kw}[{i}]", depth + 1))
             node.options = tuple(opts)
+            if kw == "oneOf" and len(opts) > 1:
+                self.one_ofs.append(node)
             return
         if "const" in s or "enum" in s:
             values = [s["const"]] if "const" in s else s["enum"]
-            if not isinstance(values, list) or not values:
+            if not isinstance(values, list) or (not values and not s.get("_merged")):
                 raise GrammarError("enum must be a non-empty list", param=f"{param}.enum")
             if len(values) > MAX_ENUM:
                 raise GrammarError(f"enum has {len(values)} values (limit {MAX_ENUM})", param=f"{param}.enum")
@@ -161,13 +185,17 @@ class SchemaCompiler:
                 values = [
                     v
                     for v in values
-                    if _json_type(v) in allowed or (_json_type(v) == "integer" and "number" in allowed)
+                    if json_type(v) in allowed or (json_type(v) == "integer" and "number" in allowed)
                 ]
             node.literals = tuple(
                 dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
             )
             if not node.literals:
                 node.types = frozenset()
+            rest = {k: v for k, v in s.items() if k not in ("enum", "const", "type")}
+            if has_constraints(rest):  # e.g. a pattern next to an enum: values must satisfy both
+                self.keep.append(rest)
+                self.literal_checks.append((node, self.node(rest, param, depth + 1)))
             return
         node.types = self.types(s, param)
         if "object" in node.types:
@@ -178,6 +206,24 @@ class SchemaCompiler:
             self.fill_string(node, s, param)
         node.minimum, node.excl_min = _bound(s, "minimum", "exclusiveMinimum", param)
         node.maximum, node.excl_max = _bound(s, "maximum", "exclusiveMaximum", param)
+        if "multipleOf" in s:
+            m = s["multipleOf"]
+            if isinstance(m, bool) or not isinstance(m, int | float) or m <= 0:
+                raise GrammarError("multipleOf must be a positive number", param=f"{param}.multipleOf")
+            node.multiple_of = Fraction(repr(m)) if isinstance(m, float) else Fraction(m)
+
+    def fill_condition(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        """if/then/else as anyOf(allOf(rest, if, then), allOf(rest, else) and not if): the two branches
+        exclude each other, so only one survives once the value decides the condition."""
+        rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
+        cond = s["if"]
+        negated = {"not": cond}
+        yes = {"allOf": [rest, cond, s.get("then", True)]}
+        no = {"allOf": [rest, s.get("else", True), negated]}
+        self.keep.extend((rest, negated, yes, no))
+        node.options = (self.node(yes, f"{param}.then", depth + 1), self.node(no, f"{param}.else", depth + 1))
+        fallback = (self.node(rest, param, depth + 1),)
+        self.checks.append(Check(node, "if", (self.node(cond, f"{param}.if", depth + 1),), fallback))
 
     def types(self, s: dict[str, Any], param: str) -> frozenset[str]:
         t = s.get("type")
@@ -203,17 +249,23 @@ class SchemaCompiler:
         props = s.get("properties", {})
         if not isinstance(props, dict):
             raise GrammarError("properties must be an object", param=f"{param}.properties")
-        node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
         req = s.get("required", [])
         if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
             raise GrammarError("required must be a list of names", param=f"{param}.required")
+        pats = self.fill_patterns(node, s, param, depth)
+        props = dict(props)
+        for name in list(props) + [r for r in req if r not in props]:
+            # a declared (or required) name matching patterns must also satisfy their schemas
+            hits = [sub for regex, sub in pats if _name_matches(regex, name)]
+            if hits:
+                props[name] = self.all_of([props.get(name, True), *hits])
+        node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
         node.required = frozenset(req)
         missing = [r for r in req if r not in props]
         extra = s.get("additionalProperties", True)
-        if "patternProperties" in s and extra is False:
-            extra = {"anyOf": list(s["patternProperties"].values())} if s["patternProperties"] else False
-        if missing and extra is False:
-            raise GrammarError(f"required {missing[0]!r} is not in properties", param=f"{param}.required")
+        if missing and extra is False:  # no object fits: keep the other types (an anyOf may need them)
+            node.types = node.types - {"object"}
+            return
         if missing:  # required keys without a declared schema: declare them (any value)
             node.props += tuple(
                 (r, self.node(extra, f"{param}.additionalProperties", depth + 1)) for r in missing
@@ -223,6 +275,45 @@ class SchemaCompiler:
         )
         node.min_props = _count(s, "minProperties", param)
         node.max_props = _count(s, "maxProperties", param, None)
+
+    def fill_patterns(
+        self, node: Schema, s: dict[str, Any], param: str, depth: int
+    ) -> list[tuple[Regex, Any]]:
+        """patternProperties: one regex per pattern, and a value schema per set of patterns that may
+        match one name together (all sets up to 3 patterns; beyond, the lowest-numbered match wins)."""
+        pp = s.get("patternProperties") or {}
+        if not isinstance(pp, dict):
+            raise GrammarError("patternProperties must be an object", param=f"{param}.patternProperties")
+        pats: list[tuple[Regex, Any]] = []
+        for i, (pattern, sub) in enumerate(pp.items()):
+            regex = self.regex(node, pattern, "patternProperties", f"{param}.patternProperties[{i}]")
+            pats.append((regex, sub))
+        node.pattern_props = tuple(r for r, _ in pats)
+        where = f"{param}.patternProperties"
+        for i, (_, sub) in enumerate(pats):
+            node.pattern_sets[frozenset((i,))] = self.node(sub, where, depth + 1)
+        if len(pats) > 3:
+            self.ignore(node, "patternProperties")  # overlapping matches use the first schema only
+            return pats
+        for size in (2, 3):
+            for combo in itertools.combinations(range(len(pats)), size):
+                merged = self.all_of([pats[i][1] for i in combo])
+                node.pattern_sets[frozenset(combo)] = self.node(merged, where, depth + 1)
+        return pats
+
+    def regex(self, node: Schema, pattern: str, keyword: str, param: str) -> Regex:
+        """A `pattern`-style regex; its look-arounds are dropped and reported rather than refused."""
+        try:
+            return Regex(pattern, search=True)
+        except GrammarError as e:
+            if not _LOOKAROUND.search(pattern):
+                raise GrammarError(e.message, param=param) from None
+        try:
+            regex = Regex(pattern, search=True, lenient=True)
+        except GrammarError as e:
+            raise GrammarError(e.message, param=param) from None
+        self.ignore(node, keyword)
+        return regex
 
     def fill_array(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         items = s.get("items", True)
@@ -235,6 +326,7 @@ class SchemaCompiler:
         node.items = None if items is False else self.node(items, f"{param}.items", depth + 1)
         node.min_items = _count(s, "minItems", param)
         node.max_items = _count(s, "maxItems", param, None)
+        node.unique = s.get("uniqueItems") is True
 
     def fill_string(self, node: Schema, s: dict[str, Any], param: str) -> None:
         node.min_len = _count(s, "minLength", param)
@@ -244,42 +336,21 @@ class SchemaCompiler:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise GrammarError("pattern must be a string", param=f"{param}.pattern")
-            try:
-                node.regex = Regex(pattern, search=True)
-            except GrammarError as e:
-                raise GrammarError(e.message, param=f"{param}.pattern") from None
+            node.regex = self.regex(node, pattern, "pattern", f"{param}.pattern")
         elif isinstance(fmt, str) and fmt in FORMATS:
             node.regex = Regex(FORMATS[fmt])
         elif fmt is not None:
             self.formats_ignored.add(str(fmt))
 
 
-def _json_type(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
-        return "integer"
-    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(v), "object")
-
-
-def _has_constraints(base: dict[str, Any]) -> bool:
-    return any(
-        k
-        not in (
-            "description",
-            "title",
-            "$comment",
-            "default",
-            "examples",
-            "$schema",
-            "$id",
-            "$defs",
-            "definitions",
-        )
-        for k in base
-    )
+def _name_matches(regex: Regex, name: str) -> bool:
+    """Whether a declared property name matches a pattern (Python `re` when look-arounds were dropped)."""
+    if regex.lenient:
+        try:
+            return re.search(regex.pattern, name) is not None
+        except re.error:
+            pass
+    return regex.fullmatch(name)
 
 
 def _count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> Any:
@@ -312,38 +383,3 @@ def _num(v: Any, key: str, param: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise GrammarError(f"{key} must be a number", param=f"{param}.{key}")
     return float(v)
-
-
-def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """allOf of two flattened schemas, approximately: unions for properties/required, stricter bounds."""
-    out = dict(a)
-    for k, v in b.items():
-        if k not in out:
-            out[k] = v
-        elif k == "properties" and isinstance(v, dict) and isinstance(out[k], dict):
-            props = dict(out[k])
-            for name, sub in v.items():
-                props[name] = {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
-            out[k] = props
-        elif k == "required" and isinstance(v, list) and isinstance(out[k], list):
-            out[k] = list(dict.fromkeys(out[k] + v))
-        elif k == "type":
-            ta = set(out[k] if isinstance(out[k], list) else [out[k]])
-            tb = set(v if isinstance(v, list) else [v])
-            if ("number" in ta and "integer" in tb) or ("number" in tb and "integer" in ta):
-                ta |= {"integer"}
-                tb |= {"integer"}
-            out[k] = sorted(ta & tb)
-            out["_merged"] = True
-        elif k in ("minimum", "minLength", "minItems", "minProperties") and isinstance(v, int | float):
-            out[k] = max(out[k], v)
-        elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and isinstance(v, int | float):
-            out[k] = min(out[k], v)
-        elif k in ("anyOf", "oneOf") and k in out and isinstance(v, list) and isinstance(out[k], list):
-            pairs = [{"allOf": [x, y]} for x in out[k] for y in v]
-            if len(pairs) > 256:
-                raise GrammarError("allOf of anyOf lists is too large to combine")
-            out[k] = pairs
-        else:
-            out[k] = v
-    return out

@@ -1,7 +1,8 @@
 """JSON numbers by prefix: which next characters keep a prefix completable within a schema's bounds.
 
 A prefix is allowed only if some completion is a valid JSON number of the schema's type inside
-[minimum, maximum]; exponents are refused when bounds apply (so the check stays a few intervals).
+[minimum, maximum] and a multiple of `multipleOf`; exponents are refused when bounds apply (so the
+check stays a few intervals).
 Knows nothing of frames or vocabularies.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from fractions import Fraction
 
 from tokenloom.constrain.charset import EMPTY, CharSet
 from tokenloom.constrain.schema_ir import Schema
@@ -24,12 +26,39 @@ def _is_integer_only(s: Schema) -> bool:
 
 
 def _bounded(s: Schema) -> bool:
-    return s.minimum is not None or s.maximum is not None
+    return s.minimum is not None or s.maximum is not None or s.multiple_of is not None
 
 
 def _overlaps(lo: float, hi: float, s: Schema) -> bool:
-    """Whether [lo, hi] meets [minimum, maximum] (closed; exclusivity is checked on completion)."""
-    return (s.maximum is None or lo <= s.maximum) and (s.minimum is None or hi >= s.minimum)
+    """Whether [lo, hi] meets [minimum, maximum] (closed; exclusivity is checked on completion), and
+    holds a multiple of `multipleOf` there."""
+    if not ((s.maximum is None or lo <= s.maximum) and (s.minimum is None or hi >= s.minimum)):
+        return False
+    m = s.multiple_of
+    if m is None or math.isinf(hi - lo):
+        return True
+    lo_f = Fraction(repr(max(lo, s.minimum))) if s.minimum is not None else Fraction(repr(lo))
+    hi_f = Fraction(repr(min(hi, s.maximum))) if s.maximum is not None else Fraction(repr(hi))
+    return math.ceil(lo_f / m) * m <= hi_f
+
+
+def _fraction_ok(neg: bool, digits: str, frac: str, s: Schema) -> bool:
+    """A prefix with fractional digits: some multiple of `multipleOf` must extend it exactly."""
+    m = s.multiple_of
+    if m is None:
+        return True
+    lo = Fraction(int(digits + frac), 10 ** len(frac))
+    # completions lie in [lo, lo + 10**-len(frac)); for a negative number mirror the interval
+    k = math.ceil(lo / m)
+    return k * m < lo + Fraction(1, 10 ** len(frac)) and _finite_decimal(k * m)
+
+
+def _finite_decimal(x: Fraction) -> bool:
+    d = x.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
 
 
 def _prefix_ok(text: str, s: Schema) -> bool:
@@ -48,6 +77,8 @@ def _prefix_ok(text: str, s: Schema) -> bool:
     if digits is None:  # just "-"
         return _overlaps(-math.inf, 0.0, s)
     if dot:
+        if not _fraction_ok(neg, digits, frac or "", s):
+            return False
         base = float(f"{digits}.{frac or '0'}")
         width = 10.0 ** -len(frac or "")
         lo, hi = base, base + width
@@ -82,6 +113,8 @@ def number_complete(text: str, s: Schema) -> bool:
     if m is None or ((m.group(2) or m.group(3)) and _is_integer_only(s)):
         return False
     value = float(text)
+    if s.multiple_of is not None and (Fraction(text) / s.multiple_of).denominator != 1:
+        return False
     if s.minimum is not None and (value < s.minimum or (s.excl_min and value == s.minimum)):
         return False
     return not (s.maximum is not None and (value > s.maximum or (s.excl_max and value == s.maximum)))

@@ -2,67 +2,88 @@
 
 JSON objects are unordered, but the constraint emits properties in the order the schema lists them
 (as OpenAI's strict mode does). Tests and the benchmark use this to serialise known-valid instances
-the way a constrained model writes them. Knows nothing of parsers.
+the way a constrained model writes them. It walks the compiled schema (so `$ref`, `allOf` merges and
+patternProperties are seen exactly as the parser sees them) and, in a union, follows the first branch
+that accepts the value. Not a hot path: branches are checked by running the parser on the value.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-
-def _resolve(schema: Any, root: Any, hops: int = 0) -> Any:
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and hops < 32:
-        target: Any = root
-        for part in [p for p in schema["$ref"][1:].split("/") if p]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
-        schema = target
-        hops += 1
-    return schema
+from tokenloom.constrain.json_frames import ValueFrame
+from tokenloom.constrain.json_schema import SchemaCompiler
+from tokenloom.constrain.parser import Grammar, accepts
+from tokenloom.constrain.schema_ir import Schema
+from tokenloom.errors import GrammarError
 
 
-def _property_schemas(schema: Any, root: Any, depth: int = 0) -> list[tuple[str, Any]]:
-    """Properties in the order compilation merges them: own, then allOf/anyOf/oneOf parts, in order."""
-    schema = _resolve(schema, root)
-    if not isinstance(schema, dict) or depth > 16:
-        return []
-    out = list((schema.get("properties") or {}).items()) if isinstance(schema.get("properties"), dict) else []
-    for kw in ("allOf", "anyOf", "oneOf"):
-        for sub in schema.get(kw) or []:
-            out.extend(_property_schemas(sub, root, depth + 1))
-    for name in schema.get("required") or []:
-        out.append((name, {}))
-    return out
+class _Orderer:
+    """Orders values against one compiled schema; grammars per branch are made once."""
+
+    def __init__(self) -> None:
+        self.grammars: dict[int, Grammar] = {}
+
+    def fits(self, node: Schema, data: Any) -> bool:
+        g = self.grammars.get(id(node))
+        if g is None:
+            g = self.grammars[id(node)] = Grammar((ValueFrame(node),))
+        return accepts(g.initial, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+    def order(self, data: Any, node: Schema, depth: int = 0) -> Any:
+        if depth > 64 or not isinstance(data, dict | list):
+            return data
+        alts = _branches(node)
+        if len(alts) > 1:
+            tries = [self.order(data, alt, depth + 1) for alt in alts]
+            for alt, out in zip(alts, tries, strict=True):
+                if self.fits(alt, out):
+                    return out
+            return tries[0]
+        node = alts[0]
+        if isinstance(data, dict):
+            rank = {name: i for i, (name, _) in enumerate(node.props)}
+            keys = sorted(data, key=lambda k: rank.get(k, len(rank)))
+            return {k: self.order(data[k], _value_schema(node, k), depth + 1) for k in keys}
+        out = []
+        for i, v in enumerate(data):
+            item = node.prefix[i] if i < len(node.prefix) else node.items
+            out.append(v if item is None else self.order(v, item, depth + 1))
+        return out
 
 
-def schema_order(data: Any, schema: Any, root: Any | None = None) -> Any:
+def _branches(node: Schema) -> tuple[Schema, ...]:
+    """The plain schemas a value of `node` may follow (unions and checked unions opened)."""
+    out: list[Schema] = []
+    for alt in node.alternatives():
+        if alt.combo is not None:
+            parts = alt.combo.parts if alt.combo.kind == "oneOf" else alt.combo.parts[:1]
+            for part in parts:
+                out.extend(_branches(part))
+        else:
+            out.append(alt)
+    return tuple(out)
+
+
+def _value_schema(node: Schema, key: str) -> Schema:
+    for name, sub in node.props:
+        if name == key:
+            return sub
+    matched = frozenset(i for i, r in enumerate(node.pattern_props) if r.fullmatch(key))
+    if matched:
+        return node.pattern_sets.get(matched) or node.pattern_sets[frozenset((min(matched),))]
+    if node.additional is not None:
+        return node.additional
+    s = Schema()
+    s.additional = s.items = s
+    return s
+
+
+def schema_order(data: Any, schema: Any) -> Any:
     """`data` with every object's keys in schema order (unknown keys last, in their own order)."""
-    root = schema if root is None else root
-    schema = _resolve(schema, root)
-    if isinstance(data, dict):
-        props = _property_schemas(schema, root)
-        rank: dict[str, int] = {}
-        subs: dict[str, Any] = {}
-        for i, (name, sub) in enumerate(props):
-            rank.setdefault(name, i)
-            if name not in subs or sub:
-                subs.setdefault(name, sub)
-        extra = schema.get("additionalProperties", {}) if isinstance(schema, dict) else {}
-        keys = sorted(data, key=lambda k: (rank.get(k, len(props)), 0))
-        return {
-            k: schema_order(data[k], subs.get(k, extra if isinstance(extra, dict) else {}), root)
-            for k in keys
-        }
-    if isinstance(data, list) and isinstance(schema, dict) and "items" not in schema:
-        for kw in ("anyOf", "oneOf", "allOf"):  # an array branch of a union: order its items by it
-            for sub in schema.get(kw) or []:
-                sub = _resolve(sub, root)
-                if isinstance(sub, dict) and ("items" in sub or "prefixItems" in sub):
-                    return schema_order(data, sub, root)
-    if isinstance(data, list) and isinstance(schema, dict):
-        prefix: list[Any] = schema.get("prefixItems") or (
-            schema["items"] if isinstance(schema.get("items"), list) else []
-        )
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        return [schema_order(v, prefix[i] if i < len(prefix) else items, root) for i, v in enumerate(data)]
-    return data
+    try:
+        root = SchemaCompiler(schema).compile()
+    except GrammarError:
+        return data
+    return _Orderer().order(data, root)

@@ -191,9 +191,9 @@ class DState:
             best: tuple[CharSet, DState] | None = None
             best_size = 8  # narrow classes too: their tokens are taken in bulk from a FreeIndex
             for target, ranges in groups.items():
-                cls = CharSet(ranges)
-                size = sum(hi - lo + 1 for lo, hi in ranges)
-                if size > best_size and (cls - target.loop_chars()).is_empty():
+                cls = CharSet(ranges) & target.loop_chars()  # the part the target keeps looping on
+                size = sum(hi - lo + 1 for lo, hi in cls.ranges)
+                if size > best_size:
                     best, best_size = (cls, target), size
             self._default = best
         return self._default
@@ -204,6 +204,19 @@ class DState:
             return self._uniform[klass]
         res = self._uniform[klass] = self._uniform_step(klass)
         return res
+
+    def step_class(self, klass: CharSet) -> DState | None:
+        """The one state every char of `klass` leads to (klass may cut through atoms), else None."""
+        target: DState | None = None
+        for lo, hi in self._atoms():
+            part = klass & CharSet([(lo, hi)])
+            if part.is_empty():
+                continue
+            t = self.step(chr(part.ranges[0][0]))
+            if t is None or (target is not None and t is not target):
+                return None
+            target = t
+        return target
 
     def _uniform_step(self, klass: CharSet) -> DState | None:
         target: DState | None = None
@@ -247,6 +260,9 @@ class DState:
             if size > best_size:
                 best, best_size = CharSet(ranges), size
         return best
+
+    def is_universal(self, klass: CharSet) -> bool:
+        return self.universal_exits(klass) is not None
 
     def universal_exits(self, klass: CharSet) -> tuple[CharSet, bool] | None:
         """None unless no string of `klass` chars can reach a dead end from here (searches that can
@@ -298,8 +314,10 @@ def _edge_sets(d: DState) -> list[CharSet]:
 class Regex:
     """A compiled pattern: `fullmatch` semantics, or `search` semantics for JSON Schema `pattern`."""
 
-    def __init__(self, pattern: str, search: bool = False) -> None:
-        ast = RegexParser(pattern).parse()
+    def __init__(self, pattern: str, search: bool = False, lenient: bool = False) -> None:
+        parser = RegexParser(pattern, lenient)
+        ast = parser.parse()
+        self.lenient = parser.dropped  # look-arounds were dropped: this matches a superset
         if search:
             anywhere = ("rep", ("set", ANY), 0, None)
             ast = ("cat", [anywhere, ast, anywhere])

@@ -24,9 +24,11 @@ Ast = tuple[Any, ...]
 class RegexParser:
     """Recursive-descent parser of the pattern text into a small AST."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, lenient: bool = False) -> None:
         self.p = pattern
         self.i = 0
+        self.lenient = lenient  # drop look-arounds (match a superset) instead of refusing them
+        self.dropped = False
 
     def error(self, what: str) -> GrammarError:
         return GrammarError(f"regex {self.p!r}: {what} at position {self.i}")
@@ -88,6 +90,14 @@ class RegexParser:
                 self.p.startswith("?<", self.i) and self.p[self.i + 2] not in "=!"
             ):
                 self.i = self.p.index(">", self.i) + 1
+            elif self.lenient and any(self.p.startswith(x, self.i) for x in ("?=", "?!", "?<=", "?<!")):
+                self.i += 3 if self.p[self.i + 1] == "<" else 2
+                self.alternation()  # parsed for its extent only
+                if self.i >= len(self.p) or self.p[self.i] != ")":
+                    raise self.error("missing ')'")
+                self.i += 1
+                self.dropped = True
+                return ("cat", [])
             elif self.p.startswith("?", self.i):
                 raise self.error("look-arounds, inline flags and back-references are not supported")
             node = self.alternation()

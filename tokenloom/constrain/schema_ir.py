@@ -6,9 +6,15 @@ Nodes are filled in after creation so `$ref` cycles are plain object cycles; the
 
 from __future__ import annotations
 
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
 from tokenloom.constrain.charset import EMPTY, CharSet
 from tokenloom.constrain.regex import Regex
 from tokenloom.errors import GrammarError
+
+if TYPE_CHECKING:
+    from tokenloom.constrain.parser import ParserState
 
 ALL_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 _TYPE_FIRST = {
@@ -22,18 +28,43 @@ _TYPE_FIRST = {
 }
 
 
+class Combo:
+    """A value checked against several schemas side by side (see `json_checks`).
+
+    kind "oneOf": exactly one of `parts` accepts it; kind "not": parts[0] accepts it and parts[1] not.
+    `starts` caches, per nesting depth, the initial parser state of each part.
+    """
+
+    __slots__ = ("kind", "parts", "starts")
+
+    def __init__(self, kind: str, parts: tuple[Schema, ...]) -> None:
+        self.kind = kind
+        self.parts = parts
+        self.starts: dict[int, tuple[ParserState, ...]] = {}
+
+    def first_chars(self) -> CharSet:
+        parts = self.parts if self.kind == "oneOf" else self.parts[:1]
+        acc = EMPTY
+        for p in parts:
+            acc = acc | p.first_chars()
+        return acc
+
+
 class Schema:
-    """One schema location; `options` set means anyOf over them and the other fields are unused."""
+    """One schema location; `options` set means anyOf over them and the other fields are unused;
+    `combo` set means the value is checked by that combination and the other fields are unused."""
 
     __slots__ = (
         "_alts",
         "_first",
         "_names",
         "additional",
+        "combo",
         "excl_max",
         "excl_min",
         "items",
         "literals",
+        "lossy",
         "max_items",
         "max_len",
         "max_props",
@@ -42,18 +73,25 @@ class Schema:
         "min_len",
         "min_props",
         "minimum",
+        "multiple_of",
         "options",
+        "pattern_props",
+        "pattern_sets",
         "prefix",
         "props",
         "regex",
         "required",
+        "starts",
         "types",
+        "unique",
     )
 
     def __init__(self) -> None:
         self.types: frozenset[str] = ALL_TYPES
         self.options: tuple[Schema, ...] | None = None
+        self.combo: Combo | None = None
         self.literals: tuple[str, ...] | None = None  # enum/const as compact JSON texts
+        self.lossy = False  # a keyword here is ignored: this node accepts more than the schema says
         self.props: tuple[tuple[str, Schema], ...] = ()
         self.required: frozenset[str] = frozenset()
         self.additional: Schema | None = None  # None: no other keys allowed
@@ -62,6 +100,8 @@ class Schema:
         self.prefix: tuple[Schema, ...] = ()
         self.items: Schema | None = None  # None: no items past `prefix`
         self.min_items = 0
+        self.unique = False  # uniqueItems
+        self.starts: dict[int, ParserState] = {}  # per depth: a parser of one value of this schema
         self.max_items: int | None = None
         self.min_len = 0
         self.max_len: int | None = None
@@ -70,6 +110,11 @@ class Schema:
         self.maximum: float | None = None
         self.excl_min = False
         self.excl_max = False
+        self.multiple_of: Fraction | None = None
+        # patternProperties: the patterns, and the value schema for each set of them (by index) that
+        # can match one name together (a name matching several must satisfy all their schemas)
+        self.pattern_props: tuple[Regex, ...] = ()
+        self.pattern_sets: dict[frozenset[int], Schema] = {}
         self._first: CharSet | None = None
         self._alts: tuple[Schema, ...] | None = None
         self._names: frozenset[str] | None = None
@@ -93,13 +138,20 @@ class Schema:
             self._first = EMPTY  # guards against left recursion through anyOf
             acc = EMPTY
             for alt in self.alternatives():
-                if alt.literals is not None:
+                if alt.combo is not None:
+                    acc = acc | alt.combo.first_chars()
+                elif alt.literals is not None:
                     acc = acc | CharSet.of("".join(t[0] for t in alt.literals if t))
                 else:
                     for t in alt.types:
                         acc = acc | _TYPE_FIRST[t]
             self._first = acc
         return self._first
+
+    def reset(self) -> None:
+        """Forget derived caches (after compilation rewrote unions into checked combinations)."""
+        self._first = None
+        self._alts = None
 
     def prop_names(self) -> frozenset[str]:
         if self._names is None:

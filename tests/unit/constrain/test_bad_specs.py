@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tokenloom.constrain import check_spec
+from tokenloom.constrain.api import build
 from tokenloom.errors import GrammarError
 
 
@@ -58,7 +59,7 @@ def test_bombs_fail_fast(spec: dict[str, Any], words: str) -> None:
         ),
         ({"json_schema": {"$ref": "http://example.com/s.json"}}, "response_format.json_schema.schema.$ref"),
         (
-            {"json_schema": {"type": "string", "pattern": "(?<=a)b"}},
+            {"json_schema": {"type": "string", "pattern": "(a)\\1"}},
             "response_format.json_schema.schema.pattern",
         ),
         ({"json_schema": {"type": "array", "minItems": -1}}, "response_format.json_schema.schema.minItems"),
@@ -75,7 +76,15 @@ def test_errors_name_the_field(spec: dict[str, Any], param: str) -> None:
 
 
 def test_strict_refuses_unenforced_keywords() -> None:
-    spec = {"json_schema": {"type": "array", "uniqueItems": True}}
+    spec = {"json_schema": {"type": "array", "contains": {"type": "integer"}}}
     check_spec(spec)
-    with pytest.raises(GrammarError, match="uniqueItems"):
+    with pytest.raises(GrammarError, match="contains"):
         check_spec({**spec, "strict": True})
+
+
+def test_look_around_pattern_is_reported_not_refused() -> None:
+    spec = {"json_schema": {"type": "string", "pattern": "^(?!x)[a-z]*$"}}
+    assert build(spec)[1] == frozenset({"pattern"})
+    with pytest.raises(GrammarError, match="pattern") as info:
+        check_spec({**spec, "strict": True})
+    assert info.value.status == 400

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import numpy as np
@@ -185,4 +186,49 @@ def test_mask_equals_brute_force_along_forced_texts(
         assert mask[tid], f"step {step}: token {vocab.pieces[tid]!r} of a valid text was masked"
         c.advance(tid)
     assert c.is_accepting()
+
+
+CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "a'),
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "ab'),
+    ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, "[12, 1"),
+    (
+        {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}], "additionalProperties": True},
+        '{"a": 1, "x": "y',
+    ),
+    ({"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^a"}]}, '"ab'),
+    (
+        {"type": "object", "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False},
+        '{"x-ab',
+    ),
+    ({"type": "number", "multipleOf": 0.25}, "12."),
+    ({"type": "string", "not": {"enum": ["none"]}}, '"non'),
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "xy'),
+    (
+        {
+            "type": "object",
+            "patternProperties": {"^[a-z]{2,8}(-[A-Z]{2})?$": {}},
+            "additionalProperties": False,
+        },
+        '{"enab',
+    ),
+    ({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, '{"a": 1, "'),
+    ({"type": "string", "format": "regex"}, '"'),
+    ({"type": "string", "pattern": "^$|^[^/](.+)[^/]$"}, '"'),
+]
+
+
+@pytest.mark.parametrize(("schema", "prefix"), CHECKED_PREFIXES)
+def test_checked_keywords_masks_equal_brute_force(
+    schema: dict[str, Any], prefix: str, vocab: Vocab, greedy: Greedy
+) -> None:
+    c = compile({"json_schema": schema}, vocab)
+    assert greedy.tokens(c, prefix) is not None
     assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
+
+
+def test_no_token_completes_a_later_item_after_run_chars(vocab: Vocab) -> None:
+    """`json_unique` declares string runs of items unchanged once they cannot repeat a seen item;
+    that is exact as long as no token holds run chars, then a whole next string item."""
+    later_item = re.compile(rb'[^"\\]"\s*,\s*"(?:[^"\\]|\\.)*"')
+    assert [p for p in vocab.pieces if p and later_item.search(p)] == []

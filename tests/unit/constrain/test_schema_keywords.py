@@ -1,0 +1,175 @@
+"""Keywords checked beyond the value's shape: multipleOf, patternProperties, oneOf, not, uniqueItems,
+if/then/else, enums under sibling keywords, format "regex". Character level, compact and pretty."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.unit.constrain.chars import initial, schema_accepts
+from tokenloom.constrain.api import build
+from tokenloom.constrain.json_schema import SchemaCompiler
+from tokenloom.constrain.parser import feed_text
+
+
+def _both(schema: Any, value: Any) -> bool:
+    """Accepted as compact and as pretty JSON (the two must agree)."""
+    compact = schema_accepts(schema, json.dumps(value, separators=(",", ":")))
+    pretty = schema_accepts(schema, json.dumps(value, indent=2))
+    assert compact == pretty, value
+    return compact
+
+
+def _dead_at(schema: Any, text: str) -> int | None:
+    """Index of the first character the parser refuses (None if all are taken)."""
+    st = initial({"json_schema": schema})
+    for i, c in enumerate(text):
+        nxt = st.add_char(c)
+        if nxt is None:
+            return i
+        st = nxt
+    return None
+
+
+def test_multiple_of() -> None:
+    cents = {"type": "number", "multipleOf": 0.01}
+    assert _both(cents, 129.99) and _both(cents, 3) and _both(cents, -0.07)
+    assert not _both(cents, 129.991)
+    assert _dead_at(cents, "129.991") == 6  # refused at the digit, not at the end
+    thirds = {"type": "integer", "multipleOf": 3}
+    assert _both(thirds, 0) and _both(thirds, 12) and _both(thirds, -9)
+    assert not _both(thirds, 10)
+    quarters = {"type": "number", "multipleOf": 0.25, "minimum": 0, "maximum": 1}
+    assert _both(quarters, 0.75) and _both(quarters, 1)
+    assert _dead_at(quarters, "0.3") == 2  # no multiple of 0.25 starts with 0.3
+    assert not _both(quarters, 1.25)
+
+
+def test_pattern_properties() -> None:
+    s = {
+        "type": "object",
+        "properties": {"x-id": {"type": "integer"}},
+        "patternProperties": {"^x-": {"type": "integer"}, "id$": {"minimum": 10}},
+        "additionalProperties": False,
+    }
+    assert _both(s, {"x-id": 12, "x-a": 1, "bid": 10})
+    assert not _both(s, {"y": 1})  # no pattern matches and no additional properties
+    assert not _both(s, {"x-a": "s"})
+    assert not _both(s, {"x-id": 3})  # declared and matching "id$": both schemas apply
+    assert not _both(s, {"x-aid": 3})  # matches both patterns: both schemas apply
+    assert _both(s, {"x-aid": 30})
+    assert schema_accepts(s, '{"x\\u002da":1}')  # the pattern sees the decoded name
+    open_ = {"type": "object", "patternProperties": {"^n_": {"type": "number"}}}
+    assert _both(open_, {"n_a": 1, "other": "x"})
+    assert not _both(open_, {"n_a": "x"})
+
+
+def test_one_of_exactly_one() -> None:
+    area = {
+        "type": "object",
+        "properties": {
+            "radius": {"type": "number"},
+            "length": {"type": "number"},
+            "width": {"type": "number"},
+        },
+        "oneOf": [{"required": ["radius"]}, {"required": ["length", "width"]}],
+    }
+    assert _both(area, {"radius": 1})
+    assert _both(area, {"length": 1, "width": 2})
+    assert not _both(area, {"radius": 1, "length": 1, "width": 2})
+    assert not _both(area, {})
+    nums = {"oneOf": [{"type": "integer"}, {"type": "number"}]}
+    assert _both(nums, 1.5)
+    assert not _both(nums, 2)
+    strings = {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^a"}]}
+    assert _both(strings, "bcd") and _both(strings, "abcd")
+    assert not _both(strings, "ab")
+
+
+def test_disjoint_one_of_stays_a_plain_union() -> None:
+    tagged = {
+        "oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+            {
+                "type": "object",
+                "properties": {"kind": {"const": "b"}, "n": {"type": "integer"}},
+                "required": ["kind"],
+            },
+            {"type": "string"},
+        ]
+    }
+    root = SchemaCompiler(tagged).compile()
+    assert root.combo is None and root.options is not None
+    assert _both(tagged, {"kind": "b", "n": 1}) and not _both(tagged, {"kind": "c"})
+
+
+def test_not() -> None:
+    s = {"type": "string", "not": {"enum": ["none", "null"]}}
+    assert _both(s, "nonempty") and _both(s, "non")
+    assert not _both(s, "none")
+    obj = {"type": "object", "not": {"required": ["secret"]}}
+    assert _both(obj, {"public": 1})
+    assert not _both(obj, {"secret": 1})
+    assert build({"json_schema": s})[1] == frozenset()
+
+
+def test_unique_items() -> None:
+    s = {"type": "array", "items": {}, "uniqueItems": True}
+    assert _both(s, ["a", "b", 1, 2.5, {"k": 1, "j": 2}, [1], None, True])
+    for dup in (["a", "a"], [1, 1.0], [{"k": 1, "j": 2}, {"j": 2, "k": 1}], [[1, 2], [1, 2]], [None, None]):
+        assert not _both(s, dup), dup
+    assert not schema_accepts(s, '["a","\\u0061"]')
+    assert _dead_at(s, '["ab","ab"]') == 9  # the closing quote of the repeat
+    assert _dead_at(s, "[12, 12]") == 7  # the "]" after the repeated number
+    assert _dead_at(s, "[12, 123]") is None
+    bounded = {
+        "type": "array",
+        "items": {"type": "string"},
+        "uniqueItems": True,
+        "minItems": 2,
+        "maxItems": 2,
+    }
+    assert _both(bounded, ["x", "y"])
+    assert not _both(bounded, ["x"]) and not _both(bounded, ["x", "y", "z"])
+
+
+def test_if_then_else() -> None:
+    s = {
+        "type": "object",
+        "properties": {"type": {"type": "string"}, "queries": {"type": "array"}, "n": {"type": "integer"}},
+        "if": {"properties": {"type": {"const": "multi"}}},
+        "then": {"required": ["queries"]},
+        "else": {"required": ["n"]},
+    }
+    assert _both(s, {"type": "multi", "queries": []})
+    assert _both(s, {"type": "single", "n": 1})
+    assert not _both(s, {"type": "multi"})
+    assert not _both(s, {"type": "single", "queries": []})
+
+
+def test_enum_values_meet_sibling_keywords() -> None:
+    s = {"type": "string", "enum": ["atomic", "final"], "pattern": "final"}
+    assert _both(s, "final") and not _both(s, "atomic")
+    both = {"allOf": [{"enum": ["a", "b"]}, {"const": "b"}]}
+    assert _both(both, "b") and not _both(both, "a")
+    with pytest.raises(Exception, match="admits no value"):
+        build({"json_schema": {"allOf": [{"const": "a"}, {"const": "b"}]}})
+
+
+def test_format_regex_and_unsatisfiable_required() -> None:
+    r = {"type": "string", "format": "regex"}
+    for good in ["^value1|value2$", "a(b|c)*d", "[]]", "(?P<x>a)"]:
+        assert _both(r, good), good
+    for bad in ["[", "*a", "a)", "(", "a**"]:
+        assert not _both(r, bad), bad
+    s = {
+        "anyOf": [
+            {"type": "object", "required": ["term"], "additionalProperties": False},
+            {"type": "object", "properties": {"label": {"type": "string"}}, "additionalProperties": False},
+        ]
+    }
+    assert _both(s, {"label": "x"})
+    assert not _both(s, {"term": "x"})
+    assert feed_text(initial({"json_schema": s}), '{"term"') is None

@@ -1,0 +1,136 @@
+"""Values checked against several schemas side by side: `oneOf` (exactly one) and `not`.
+
+A `ComboFrame` runs one sub-parser per part of a `schema_ir.Combo` on the same characters. As soon as
+the outcome is decided by a single part (the other `oneOf` branches died, the `not` part died) the frame
+unwraps into that part's own stacks, so the usual fast paths (free runs in strings) come back. While
+undecided, the value is accepted at its end only if the rule holds. The mask stays exact with respect
+to this parser; what it cannot see ahead is a prefix after which every completion breaks the rule (two
+`oneOf` branches both already satisfied for good): such a prefix is a dead end, never a wrong output.
+Knows nothing of vocabularies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tokenloom.constrain.charset import EMPTY, CharSet
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
+from tokenloom.constrain.schema_ir import Combo
+
+Subs = tuple[ParserState | None, ...]
+Replacements = list[tuple[Frame, ...]]
+
+
+def start_combo(combo: Combo, c: str, depth: int) -> Replacements:
+    """Frames for a value of `combo` whose first character `c` was just read."""
+    from tokenloom.constrain.json_frames import ValueFrame  # cycle: values dispatch to combos
+
+    starts = combo.starts.get(depth)
+    if starts is None:
+        starts = tuple(Grammar((ValueFrame(p, depth),)).initial for p in combo.parts)
+        combo.starts[depth] = starts
+    return _settle(combo, tuple(s.add_char(c) for s in starts))
+
+
+def _finished(st: ParserState) -> bool:
+    return st.allowed_chars().is_empty()
+
+
+def _settle(combo: Combo, subs: Subs) -> Replacements:
+    """The replacements for a combination in state `subs`: unwrapped, kept, done or rejected."""
+    if combo.kind == "oneOf":
+        live = [s for s in subs if s is not None]
+        if not live:
+            return []
+        if len(live) == 1:
+            return list(live[0].stacks)
+        if all(_finished(s) for s in live):
+            return [()] if sum(s.can_end() for s in live) == 1 else []
+        return [(ComboFrame(combo, subs),)]
+    main, neg = subs
+    if main is None:
+        return []
+    if neg is None:
+        return list(main.stacks)
+    if _finished(main):
+        return [] if neg.can_end() else [()]
+    return [(ComboFrame(combo, subs),)]
+
+
+@dataclass(frozen=True, slots=True)
+class ComboFrame:
+    """An undecided combination: the sub-parser states of its parts (None: that part rejected)."""
+
+    combo: Combo
+    subs: Subs
+
+    def _driving(self) -> Subs:
+        """The parts whose characters the value may take (a `not` part only vetoes)."""
+        return self.subs if self.combo.kind == "oneOf" else self.subs[:1]
+
+    def chars(self) -> CharSet:
+        acc = EMPTY
+        for s in self._driving():
+            if s is not None:
+                acc = acc | s.allowed_chars()
+        return acc
+
+    def feed(self, c: str) -> Replacements:
+        return _settle(self.combo, tuple(None if s is None else s.add_char(c) for s in self.subs))
+
+    def can_end(self) -> bool:
+        if self.combo.kind == "oneOf":
+            return sum(s is not None and s.can_end() for s in self.subs) == 1
+        main, neg = self.subs
+        return main is not None and main.can_end() and not (neg is not None and neg.can_end())
+
+    def free_run(self) -> FreeRun | None:
+        """A run every live part takes (e.g. all parts inside the same string value); stateful if one
+        part's run is."""
+        klass: CharSet | None = None
+        stateful = False
+        remaining: int | None = None
+        for s in self.subs:
+            if s is None:
+                continue
+            run = s.free_run()
+            if run is None:
+                return None
+            klass = run[0].klass if klass is None else klass & run[0].klass
+            stateful = stateful or run[0].stateful
+            if run[0].remaining is not None:
+                remaining = run[0].remaining if remaining is None else min(remaining, run[0].remaining)
+        if klass is None or klass.is_empty() or (stateful and remaining is not None):
+            return None
+        return FreeRun(klass, remaining, stateful)
+
+    def skip(self, n: int) -> ComboFrame:
+        """After `n` run chars: parts in a bounded run skip them, the others are unchanged by them."""
+        subs = []
+        for s in self.subs:
+            run = s.free_run() if s is not None else None
+            subs.append(
+                s.skip(n) if s is not None and run is not None and run[0].remaining is not None else s
+            )
+        return ComboFrame(self.combo, tuple(subs))
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """(D, F) as a stack top: the parts' own hints agree on D, parts without one reject D.
+
+        F keeps the parts that take D (possibly just one: F then behaves as that part alone, which
+        is what `feed` would unwrap to)."""
+        klass: CharSet | None = None
+        targets: list[ParserState | None] = []
+        for s in self.subs:
+            hint = s.delegate() if s is not None else None
+            targets.append(hint[1] if hint is not None else None)
+            if hint is not None:
+                klass = hint[0] if klass is None else klass & hint[0]
+        if klass is None:
+            return None
+        for s, t in zip(self.subs, targets, strict=True):
+            if s is not None and t is None:
+                klass = klass - s.allowed_chars()
+        if self.combo.kind == "not" and targets[0] is None:
+            return None
+        return (klass, ComboFrame(self.combo, tuple(targets))) if not klass.is_empty() else None

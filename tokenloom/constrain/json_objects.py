@@ -1,0 +1,309 @@
+"""JSON objects against a compiled schema, one character at a time.
+
+Property names follow the schema's order; additional names and names under patternProperties are
+free runs for the trie walk when nothing distinguishes their characters. Knows nothing of vocabularies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
+from tokenloom.constrain.json_frames import (
+    BACKSLASH,
+    ESC_CHARS,
+    ESCAPES,
+    HEX,
+    QUOTE,
+    Replacements,
+    ValueFrame,
+    WsFrame,
+)
+from tokenloom.constrain.parser import Frame, FreeRun
+from tokenloom.constrain.regex import DState
+from tokenloom.constrain.schema_ir import Schema
+
+
+class Phase(Enum):
+    OPEN = 1  # after "{"
+    KEY = 2  # inside a property name
+    COLON = 3  # after the name's closing quote
+    AFTER_VALUE = 4  # after a property value
+    AFTER_COMMA = 5  # after ","
+
+
+@dataclass(frozen=True, slots=True)
+class ObjFrame:
+    """An object: `pos` is the next schema property allowed (order follows the schema), `num` keys read.
+
+    In the KEY phase `key` is the name so far, or None once it can only be an additional property;
+    `pats` are the states of the patternProperties patterns on the name (None: no longer matching).
+    In the COLON phase `value` is the schema of the coming value.
+    """
+
+    schema: Schema
+    phase: Phase
+    pos: int = 0
+    num: int = 0
+    key: str | None = ""
+    value: Schema | None = None
+    depth: int = 1
+    esc: int = 0  # escape progress inside a property name, as in StrFrame
+    pats: tuple[DState | None, ...] = ()
+    code: int = 0
+
+    def _candidates(self) -> list[tuple[int, str]]:
+        """Known properties that may come next: from `pos` up to the first required one."""
+        out = []
+        props, required = self.schema.props, self.schema.required
+        for i in range(self.pos, len(props)):
+            out.append((i, props[i][0]))
+            if props[i][0] in required:
+                break
+        return out
+
+    def _can_close(self) -> bool:
+        props, required = self.schema.props, self.schema.required
+        return self.num >= self.schema.min_props and all(n not in required for n, _ in props[self.pos :])
+
+    def _more_keys(self) -> bool:
+        mx = self.schema.max_props
+        if mx is not None and self.num >= mx:
+            return False
+        s = self.schema
+        return bool(self._candidates()) or s.additional is not None or bool(s.pattern_props)
+
+    def _live(self) -> bool:
+        return any(d is not None for d in self.pats)
+
+    def chars(self) -> CharSet:
+        ph = self.phase
+        if ph is Phase.KEY:
+            return self._key_chars()
+        if ph is Phase.COLON:
+            return CharSet.of(":")
+        acc = QUOTE if ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys()) else EMPTY
+        if ph is not Phase.AFTER_COMMA and self._can_close():
+            acc = acc | CharSet.of("}")
+        if ph is Phase.AFTER_VALUE and self._more_keys():
+            acc = acc | CharSet.of(",")
+        return acc
+
+    def _key_chars(self) -> CharSet:
+        key = self.key
+        if self.esc:
+            return ESC_CHARS if self.esc == 1 else HEX
+        acc = EMPTY
+        if key is not None:
+            n = len(key)
+            acc = CharSet.of(
+                "".join(name[n] for _, name in self._candidates() if name.startswith(key) and len(name) > n)
+            )
+        if self.schema.additional is not None:
+            acc = acc | JSON_STRING_FREE | BACKSLASH
+        else:
+            for d in self.pats:
+                if d is not None and not d.chars.is_empty():
+                    acc = acc | (d.chars & JSON_STRING_FREE) | BACKSLASH
+        if self._close_key() is not None:
+            acc = acc | QUOTE
+        return acc
+
+    def _close_key(self) -> tuple[int, Schema] | None:
+        """(next pos, value schema) if the name read so far can end here."""
+        key, s = self.key, self.schema
+        for i, name in self._candidates():
+            if name == key:
+                return i + 1, s.props[i][1]
+        if key is not None and key in s.prop_names():
+            return None
+        matched = frozenset(i for i, d in enumerate(self.pats) if d is not None and d.accepting)
+        if matched:
+            value = s.pattern_sets.get(matched) or s.pattern_sets[frozenset((min(matched),))]
+            return self.pos, value
+        if s.additional is not None:
+            return self.pos, s.additional
+        return None
+
+    def _key_char(self, ch: str) -> Replacements:
+        """The name grows by the (decoded) character `ch`."""
+        s = self.schema
+        key = None if self.key is None else self.key + ch
+        pats = tuple(None if d is None else d.step(ch) for d in self.pats)
+        live = any(d is not None for d in pats)
+        if key is not None and not any(n.startswith(key) for _, n in self._candidates()):
+            if s.additional is None and not live:
+                return []
+            if not any(n.startswith(key) for n in s.prop_names()):
+                key = None  # can only be an additional (or pattern) property from here on
+        if key is None and s.additional is None and not live:
+            return []
+        return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats),)]
+
+    def _key_escape(self, c: str) -> Replacements:
+        esc = self.esc
+        if esc == 0:
+            return [
+                (
+                    ObjFrame(
+                        self.schema, Phase.KEY, self.pos, self.num, self.key, None, self.depth, 1, self.pats
+                    ),
+                )
+            ]
+        if esc == 1:
+            if c == "u":
+                return [
+                    (
+                        ObjFrame(
+                            self.schema,
+                            Phase.KEY,
+                            self.pos,
+                            self.num,
+                            self.key,
+                            None,
+                            self.depth,
+                            2,
+                            self.pats,
+                        ),
+                    )
+                ]
+            return self._key_char(ESCAPES[c]) if c in ESCAPES else []
+        if c not in "0123456789abcdefABCDEF":
+            return []
+        code = self.code * 16 + int(c, 16)
+        if esc < 5:
+            return [
+                (
+                    ObjFrame(
+                        self.schema,
+                        Phase.KEY,
+                        self.pos,
+                        self.num,
+                        self.key,
+                        None,
+                        self.depth,
+                        esc + 1,
+                        self.pats,
+                        code,
+                    ),
+                )
+            ]
+        return self._key_char(chr(code))
+
+    def feed(self, c: str) -> Replacements:
+        ph, s = self.phase, self.schema
+        if ph is Phase.KEY:
+            if self.esc:
+                return self._key_escape(c)
+            if c == "\\":
+                return self._key_escape(c) if s.additional is not None or self._live() else []
+            if c == '"':
+                close = self._close_key()
+                if close is None:
+                    return []
+                colon = ObjFrame(s, Phase.COLON, close[0], self.num, None, close[1], self.depth)
+                return [(colon, WsFrame(0, self.depth))]
+            if not JSON_STRING_FREE.contains_cp(ord(c)):
+                return []
+            return self._key_char(c)
+        if ph is Phase.COLON:
+            if c != ":" or self.value is None:
+                return []
+            after = ObjFrame(s, Phase.AFTER_VALUE, self.pos, self.num + 1, "", None, self.depth)
+            ws = WsFrame(0, self.depth)
+            return [(after, ws, ValueFrame(self.value, self.depth), ws)]
+        if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):
+            pats = tuple(r.initial for r in s.pattern_props)
+            return [(ObjFrame(s, Phase.KEY, self.pos, self.num, "", None, self.depth, 0, pats),)]
+        if c == "}" and ph is not Phase.AFTER_COMMA and self._can_close():
+            return [()]
+        if c == "," and ph is Phase.AFTER_VALUE and self._more_keys():
+            return [
+                (
+                    ObjFrame(s, Phase.AFTER_COMMA, self.pos, self.num, "", None, self.depth),
+                    WsFrame(0, self.depth),
+                )
+            ]
+        return []
+
+    def can_end(self) -> bool:
+        return False
+
+    def free_run(self) -> FreeRun | None:
+        """Inside a name that is no longer a known one: the chars every live pattern loops on leave
+        the frame as is. Otherwise patterns change the frame but cannot kill it while other names are
+        allowed, or while one is a search that can always match later (a stateful run); a single
+        pattern in a counted run (`[a-z]{2,8}`) gives a bounded run."""
+        if self.phase is not Phase.KEY or self.key is not None or self.esc:
+            return None
+        live = [d for d in self.pats if d is not None]
+        if not live:
+            return FreeRun(JSON_STRING_FREE, None) if self.schema.additional is not None else None
+        klass = JSON_STRING_FREE
+        for d in live:
+            klass = klass & d.loop_chars()
+        if not klass.is_empty():
+            return FreeRun(klass, None)
+        if self.schema.additional is not None or any(d.is_universal(JSON_STRING_FREE) for d in live):
+            return FreeRun(JSON_STRING_FREE, None, stateful=True)
+        chain = live[0].chain() if len(live) == 1 else None
+        if chain is None or not (chain[0] - JSON_STRING_FREE).is_empty():
+            return None
+        return FreeRun(chain[0], chain[1])
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """(D, F): chars that leave the name to one frame F in a plain run. D avoids the next chars
+        of known names; each live pattern takes all of D alike (loops, dies, moves to one state, or
+        follows its own delegation hint) so F is one frame."""
+        key, s = self.key, self.schema
+        if self.phase is not Phase.KEY or self.esc or (s.additional is None and not self._live()):
+            return None
+        klass = JSON_STRING_FREE
+        if key is not None:
+            n = len(key)
+            starts = CharSet.of("".join(p[n] for p in s.prop_names() if len(p) > n and p.startswith(key)))
+            if key in s.prop_names():
+                starts = starts | QUOTE  # the closing quote ends a known name here, not another one
+            klass = klass - starts
+        may_die = s.additional is not None or sum(d is not None for d in self.pats) > 1
+        pats: list[DState | None] = []
+        for d in self.pats:
+            if d is None:
+                pats.append(None)
+                continue
+            options: list[tuple[CharSet, DState | None]] = [(klass & d.loop_chars(), d)]
+            if may_die:
+                options.append((klass - d.chars, None))
+            moved = klass & d.chars
+            t = d.step_class(moved) if not moved.is_empty() else None
+            if t is not None:
+                options.append((moved & t.loop_chars(), t))
+            hint = d.default()
+            if hint is not None:
+                options.append((klass & hint[0], hint[1]))
+            klass, kept = max(options, key=lambda o: _size(o[0]))
+            pats.append(kept)
+        if s.additional is None and all(d is None for d in pats):
+            return None
+        target = ObjFrame(s, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
+        if klass.is_empty() or target == self:
+            return None
+        return klass, target
+
+    def skip(self, n: int) -> Frame:
+        """After `n` chars of a bounded run: the one live pattern advanced along its counted run."""
+        live = [i for i, d in enumerate(self.pats) if d is not None]
+        if self.schema.additional is not None or len(live) != 1:
+            return self
+        d = self.pats[live[0]]
+        chain = d.chain() if d is not None else None
+        if d is None or chain is None:
+            return self
+        pats = list(self.pats)
+        pats[live[0]] = d.advance(n, chain[0])
+        return ObjFrame(self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
+
+
+def _size(klass: CharSet) -> int:
+    return sum(hi - lo + 1 for lo, hi in klass.ranges)

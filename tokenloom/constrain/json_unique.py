@@ -1,0 +1,202 @@
+"""Arrays with `uniqueItems`: the array frame keeps the canonical text of every item it has read.
+
+A `UniqFrame` stays on top for the whole array and parses the current item with a sub-parser, so it
+sees the item's characters and can refuse the one that would complete a duplicate (the closing quote
+of a repeated string, the `,` after a repeated number).
+
+Inside an item's string, while the text may still equal a seen item, the frame offers a *stateful*
+free run: the trie walk checks every token leaving the run from the exact state it reaches. Once the
+item can no longer repeat a seen one (its prefix matches none), the run is declared *unchanged* even
+though the frame still records the text (for later items): the walk then judges a token's tail from
+the state at the token's start. That only differs from the exact state if one token, after run
+characters, also completes a *later* item of the same array (`x","y"`); no token of the default
+vocabulary does (checked in tests/unit/constrain/test_vocab_masks.py), and it keeps string items as
+cheap as plain strings. Knows nothing of vocabularies.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
+from tokenloom.constrain.json_frames import MAX_WS, Replacements, ValueFrame
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
+from tokenloom.constrain.schema_ir import Schema
+
+_CLOSE = CharSet.of("]")
+_NUMBER = "-0123456789"
+_COMMA = CharSet.of(",")
+
+
+class Slot(Enum):
+    OPEN = 1  # after "["
+    ITEM = 2  # inside an item
+    AFTER = 3  # after an item
+    COMMA = 4  # after ","
+
+
+def canonical(text: str) -> str:
+    """The text of a JSON value up to equality (key order, escapes, 1 == 1.0 do not matter)."""
+    return json.dumps(_normal(json.loads(text)), sort_keys=True, ensure_ascii=False)
+
+
+def _normal(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, list):
+        return [_normal(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _normal(x) for k, x in v.items()}
+    return v
+
+
+def _start(item: Schema, depth: int) -> ParserState:
+    st = item.starts.get(depth)
+    if st is None:
+        st = item.starts[depth] = Grammar((ValueFrame(item, depth),)).initial
+    return st
+
+
+@dataclass(frozen=True, slots=True)
+class UniqFrame:
+    """An array of distinct items: `seen` canonical item texts, `text` of the current item (None: not
+    known, only in the look-ahead states `skip` makes), `ws` consecutive whitespace characters."""
+
+    schema: Schema
+    slot: Slot
+    depth: int
+    seen: frozenset[str] = frozenset()
+    sub: ParserState | None = None
+    text: str | None = ""
+    ws: int = 0
+
+    def _item(self) -> Schema | None:
+        s, n = self.schema, len(self.seen)
+        if n < len(s.prefix):
+            return s.prefix[n]
+        if s.max_items is not None and n >= s.max_items:
+            return None
+        return s.items
+
+    def _done(self) -> UniqFrame | None:
+        """The frame after the current item, if it is complete here and new."""
+        sub = self.sub
+        if sub is None or not sub.can_end():
+            return None
+        if self.text is None:
+            return UniqFrame(self.schema, Slot.AFTER, self.depth, self.seen, text=None)
+        key = canonical(self.text)
+        if key in self.seen:
+            return None
+        return UniqFrame(self.schema, Slot.AFTER, self.depth, self.seen | {key})
+
+    def chars(self) -> CharSet:
+        if self.slot is Slot.ITEM:
+            assert self.sub is not None  # internal: an item slot holds its sub-parser
+            done = self._done()
+            return self.sub.allowed_chars() | (done.chars() if done is not None else EMPTY)
+        acc = WHITESPACE if self.ws < MAX_WS + 4 * self.depth else EMPTY
+        item = self._item()
+        if self.slot is not Slot.COMMA and len(self.seen) >= self.schema.min_items:
+            acc = acc | _CLOSE
+        if item is not None:
+            acc = acc | (_COMMA if self.slot is Slot.AFTER else item.first_chars())
+        return acc
+
+    def feed(self, c: str) -> Replacements:
+        if self.slot is Slot.ITEM:
+            return self._feed_item(c)
+        if c in " \t\n\r":
+            if self.ws >= MAX_WS + 4 * self.depth:
+                return []
+            return [(UniqFrame(self.schema, self.slot, self.depth, self.seen, None, "", self.ws + 1),)]
+        if c == "]":
+            ok = self.slot is not Slot.COMMA and len(self.seen) >= self.schema.min_items
+            return [()] if ok else []
+        item = self._item()
+        if item is None:
+            return []
+        if self.slot is Slot.AFTER:
+            return [(UniqFrame(self.schema, Slot.COMMA, self.depth, self.seen),)] if c == "," else []
+        sub = _start(item, self.depth).add_char(c)
+        if sub is None:
+            return []
+        return self._item_state(sub, c)
+
+    def _feed_item(self, c: str) -> Replacements:
+        assert self.sub is not None  # internal: an item slot holds its sub-parser
+        out: Replacements = []
+        sub = self.sub.add_char(c)
+        if sub is not None:
+            out.extend(self._item_state(sub, None if self.text is None else self.text + c))
+        done = self._done()
+        if done is not None:
+            out.extend(done.feed(c))
+        return out
+
+    def _item_state(self, sub: ParserState, text: str | None) -> Replacements:
+        """The frame inside an item; a finished duplicate is refused at its last character."""
+        if text is not None and sub.allowed_chars().is_empty() and canonical(text) in self.seen:
+            return []
+        return [(UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, sub, text),)]
+
+    def can_end(self) -> bool:
+        return False
+
+    def free_run(self) -> FreeRun | None:
+        """The item's own run (inside a string). While the item may still repeat a seen one, a
+        stateful run (the walk checks leaving tokens from the exact states they reach); once it
+        cannot, the run is declared unchanged (see the module docstring); bounded runs stay bounded."""
+        if self.slot is not Slot.ITEM or self.sub is None or self.sub.can_end():
+            return None
+        run = self.sub.free_run()
+        if run is None:
+            return self._delegated_run(self.sub) if self._may_repeat() else None
+        if run[0].remaining is not None:
+            return FreeRun(run[0].klass, run[0].remaining)
+        return FreeRun(run[0].klass, None, stateful=run[0].stateful or self._may_repeat())
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """The item's delegation hint, once the item can no longer repeat a seen one."""
+        if self.slot is not Slot.ITEM or self.sub is None or self._may_repeat():
+            return None
+        hint = self.sub.delegate()
+        if hint is None:
+            return None
+        return hint[0], UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, hint[1], self.text)
+
+    def _may_repeat(self) -> bool:
+        """Whether the current item could still turn out equal to a seen one (conservative: exact
+        for strings, any seen value of the same kind for the others)."""
+        text = self.text
+        if not self.seen or text is None:
+            return bool(self.seen)
+        if not text.startswith('"'):
+            return any(k[:1] == text[:1] or (k[:1] in _NUMBER and text[:1] in _NUMBER) for k in self.seen)
+        try:
+            prefix = json.loads(text + '"')
+        except ValueError:
+            return True  # inside an escape
+        return any(k.startswith('"') and json.loads(k).startswith(prefix) for k in self.seen)
+
+    @staticmethod
+    def _delegated_run(sub: ParserState) -> FreeRun | None:
+        """A pattern's item: the chars its delegation hint sends to one looping state (e.g. the body
+        of `^[a-z]+$`) also make a stateful run here."""
+        hint = sub.delegate()
+        if hint is None:
+            return None
+        run = hint[1].free_run()
+        if run is None or run[0].remaining is not None or run[0].stateful:
+            return None
+        return FreeRun(hint[0], None, stateful=True) if (hint[0] - run[0].klass).is_empty() else None
+
+    def skip(self, n: int) -> UniqFrame:
+        """A look-ahead after `n` run characters, text unknown (so its characters are a superset)."""
+        assert self.sub is not None  # internal: skip follows free_run
+        run = self.sub.free_run()
+        sub = self.sub if run is None or run[0].remaining is None else self.sub.skip(n)
+        return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, sub, None)

@@ -1,0 +1,95 @@
+"""`allOf` of two flattened schema dicts, as one dict: the compiler's approximation of an intersection.
+
+Properties and required names are united, bounds take the stricter side, enum/const keep the common
+values, type lists intersect. Knows nothing of IR nodes or frames.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tokenloom.errors import GrammarError
+
+
+def _values(s: dict[str, Any]) -> list[Any]:
+    if "const" in s:
+        return [s["const"]]
+    return s["enum"] if isinstance(s.get("enum"), list) else []
+
+
+def _common_values(a: dict[str, Any], b: dict[str, Any]) -> list[Any]:
+    """allOf of two enum/const lists: the values in both (compared as JSON texts)."""
+    keys = {json.dumps(v, sort_keys=True) for v in _values(b)}
+    return [v for v in _values(a) if json.dumps(v, sort_keys=True) in keys]
+
+
+def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """allOf of two flattened schemas, approximately: unions for properties/required, stricter bounds."""
+    out = dict(a)
+    for k, v in b.items():
+        if k in ("const", "enum") and ("const" in out or "enum" in out):
+            out["enum"] = _common_values(out, b)
+            out.pop("const", None)
+            out["_merged"] = True
+        elif k not in out:
+            out[k] = v
+        elif k == "properties" and isinstance(v, dict) and isinstance(out[k], dict):
+            props = dict(out[k])
+            for name, sub in v.items():
+                props[name] = {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
+            out[k] = props
+        elif k == "not":  # neither a nor b: not (a or b)
+            out[k] = {"anyOf": [out[k], v]}
+        elif k == "required" and isinstance(v, list) and isinstance(out[k], list):
+            out[k] = list(dict.fromkeys(out[k] + v))
+        elif k == "type":
+            ta = set(out[k] if isinstance(out[k], list) else [out[k]])
+            tb = set(v if isinstance(v, list) else [v])
+            if ("number" in ta and "integer" in tb) or ("number" in tb and "integer" in ta):
+                ta |= {"integer"}
+                tb |= {"integer"}
+            out[k] = sorted(ta & tb)
+            out["_merged"] = True
+        elif k in ("minimum", "minLength", "minItems", "minProperties") and isinstance(v, int | float):
+            out[k] = max(out[k], v)
+        elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and isinstance(v, int | float):
+            out[k] = min(out[k], v)
+        elif k in ("anyOf", "oneOf") and k in out and isinstance(v, list) and isinstance(out[k], list):
+            pairs = [{"allOf": [x, y]} for x in out[k] for y in v]
+            if len(pairs) > 256:
+                raise GrammarError("allOf of anyOf lists is too large to combine")
+            out[k] = pairs
+        else:
+            out[k] = v
+    return out
+
+
+def json_type(v: Any) -> str:
+    """The JSON Schema type name of a Python JSON value (integral floats count as integers)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(v), "object")
+
+
+def has_constraints(base: dict[str, Any]) -> bool:
+    """Whether a schema dict says anything beyond annotations and definitions."""
+    return any(
+        k
+        not in (
+            "description",
+            "title",
+            "$comment",
+            "default",
+            "examples",
+            "$schema",
+            "$id",
+            "$defs",
+            "definitions",
+        )
+        for k in base
+    )
