@@ -7,7 +7,8 @@ free runs for the trie walk when nothing distinguishes their characters. Knows n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import IntEnum
+from functools import lru_cache
 
 from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
 from tokenloom.constrain.json_frames import (
@@ -25,7 +26,7 @@ from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 
 
-class Phase(Enum):
+class Phase(IntEnum):
     OPEN = 1  # after "{"
     KEY = 2  # inside a property name
     COLON = 3  # after the name's closing quote
@@ -53,15 +54,8 @@ class ObjFrame:
     pats: tuple[DState | None, ...] = ()
     code: int = 0
 
-    def _candidates(self) -> list[tuple[int, str]]:
-        """Known properties that may come next: from `pos` up to the first required one."""
-        out = []
-        props, required = self.schema.props, self.schema.required
-        for i in range(self.pos, len(props)):
-            out.append((i, props[i][0]))
-            if props[i][0] in required:
-                break
-        return out
+    def _candidates(self) -> tuple[tuple[int, str], ...]:
+        return _candidates(self.schema, self.pos)
 
     def _can_close(self) -> bool:
         props, required = self.schema.props, self.schema.required
@@ -94,12 +88,7 @@ class ObjFrame:
         key = self.key
         if self.esc:
             return ESC_CHARS if self.esc == 1 else HEX
-        acc = EMPTY
-        if key is not None:
-            n = len(key)
-            acc = CharSet.of(
-                "".join(name[n] for _, name in self._candidates() if name.startswith(key) and len(name) > n)
-            )
+        acc = EMPTY if key is None else _next_known_chars(self.schema, self.pos, key)
         if self.schema.additional is not None:
             acc = acc | JSON_STRING_FREE | BACKSLASH
         else:
@@ -113,9 +102,10 @@ class ObjFrame:
     def _close_key(self) -> tuple[int, Schema] | None:
         """(next pos, value schema) if the name read so far can end here."""
         key, s = self.key, self.schema
-        for i, name in self._candidates():
-            if name == key:
-                return i + 1, s.props[i][1]
+        if key is not None:
+            known = _known_index(s, self.pos, key)
+            if known is not None:
+                return known + 1, s.props[known][1]
         if key is not None and key in s.prop_names():
             return None
         matched = frozenset(i for i, d in enumerate(self.pats) if d is not None and d.accepting)
@@ -132,10 +122,10 @@ class ObjFrame:
         key = None if self.key is None else self.key + ch
         pats = tuple(None if d is None else d.step(ch) for d in self.pats)
         live = any(d is not None for d in pats)
-        if key is not None and not any(n.startswith(key) for _, n in self._candidates()):
+        if key is not None and not _next_known(s, self.pos, key):
             if s.additional is None and not live:
                 return []
-            if not any(n.startswith(key) for n in s.prop_names()):
+            if not _any_name_from(s, key):
                 key = None  # can only be an additional (or pattern) property from here on
         if key is None and s.additional is None and not live:
             return []
@@ -261,11 +251,7 @@ class ObjFrame:
             return None
         klass = JSON_STRING_FREE
         if key is not None:
-            n = len(key)
-            starts = CharSet.of("".join(p[n] for p in s.prop_names() if len(p) > n and p.startswith(key)))
-            if key in s.prop_names():
-                starts = starts | QUOTE  # the closing quote ends a known name here, not another one
-            klass = klass - starts
+            klass = klass - _name_starts(s, key)
         may_die = s.additional is not None or sum(d is not None for d in self.pats) > 1
         pats: list[DState | None] = []
         for d in self.pats:
@@ -303,6 +289,51 @@ class ObjFrame:
         pats = list(self.pats)
         pats[live[0]] = d.advance(n, chain[0])
         return ObjFrame(self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
+
+
+# Name lookups by (schema, position, name so far): every new parser state asks them again, and the
+# trie walk makes a new state for each character of each candidate name it follows.
+@lru_cache(maxsize=1 << 16)
+def _candidates(schema: Schema, pos: int) -> tuple[tuple[int, str], ...]:
+    """Known properties that may come next: from `pos` up to the first required one."""
+    out = []
+    for i in range(pos, len(schema.props)):
+        out.append((i, schema.props[i][0]))
+        if schema.props[i][0] in schema.required:
+            break
+    return tuple(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def _next_known(schema: Schema, pos: int, key: str) -> bool:
+    """Whether some candidate name starts with `key` (or is it)."""
+    return any(name.startswith(key) for _, name in _candidates(schema, pos))
+
+
+@lru_cache(maxsize=1 << 16)
+def _next_known_chars(schema: Schema, pos: int, key: str) -> CharSet:
+    n = len(key)
+    return CharSet.of(
+        "".join(name[n] for _, name in _candidates(schema, pos) if name.startswith(key) and len(name) > n)
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def _known_index(schema: Schema, pos: int, key: str) -> int | None:
+    return next((i for i, name in _candidates(schema, pos) if name == key), None)
+
+
+@lru_cache(maxsize=1 << 16)
+def _any_name_from(schema: Schema, key: str) -> bool:
+    return any(name.startswith(key) for name in schema.prop_names())
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_starts(schema: Schema, key: str) -> CharSet:
+    """Chars that continue some property name after `key`, and the quote if `key` is one."""
+    n = len(key)
+    starts = CharSet.of("".join(p[n] for p in schema.prop_names() if len(p) > n and p.startswith(key)))
+    return starts | QUOTE if key in schema.prop_names() else starts
 
 
 def _size(klass: CharSet) -> int:
