@@ -1,9 +1,11 @@
 """JSON Schema (the subset structured output needs) compiled to `schema_ir.Schema` nodes, bounded.
 
 Resolves local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any local JSON pointer) including cycles,
-merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives. Keywords that cannot be enforced
-character by character (uniqueItems, multipleOf, not, ...) are recorded in `unenforced`.
-Knows nothing of frames or vocabularies.
+merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives (overlapping `oneOf`s and `not`
+become checked combinations), if/then/else and dependencies into exclusive branches. Keywords it
+does not enforce (contains, unevaluatedProperties, look-arounds in patterns, ...) are recorded in
+`unenforced`; see `schema_checks` for how that keeps negations sound. Knows nothing of frames or
+vocabularies.
 """
 
 from __future__ import annotations
@@ -131,6 +133,9 @@ class SchemaCompiler(ObjectKeywords):
             for i, sub in enumerate(subs):
                 if sub is True:
                     continue
+                if sub is False:  # nothing satisfies the whole allOf
+                    merged = merge(merged, {"type": [], "_merged": True})
+                    continue
                 if not isinstance(sub, dict):
                     raise GrammarError("allOf entries must be schemas", param=f"{param}.allOf[{i}]")
                 merged = merge(merged, self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
@@ -142,8 +147,8 @@ class SchemaCompiler(ObjectKeywords):
         for k in UNENFORCED:
             if k in s:
                 self.ignore(node, k)
-        if any(k in s for k in _DEPENDENCIES):
-            s = self.dependency(node, s)
+        if any(k in s for k in _DEPENDENCIES) and self.fill_dependency(node, s, param, depth):
+            return
         if "if" in s and ("then" in s or "else" in s):
             self.fill_condition(node, s, param, depth)
             return
@@ -224,28 +229,31 @@ class SchemaCompiler(ObjectKeywords):
         self.keep.extend(opts)
         node.options = tuple(self.node(o, param, depth + 1) for o in opts)
 
-    def dependency(self, node: Schema, s: dict[str, Any]) -> dict[str, Any]:
-        """The first dependency (dependentRequired/dependentSchemas/dependencies) as if/then, the
-        others left in place (compiled in the branches); too many are ignored instead."""
+    def fill_dependency(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> bool:
+        """The first dependency (dependentRequired/dependentSchemas/dependencies) as two exclusive
+        branches: the name present with what it requires, or the name forbidden. The others stay
+        for the branches; too many are ignored instead (each one doubles the branches)."""
         deps: list[tuple[str, str, Any]] = []
         for kw in _DEPENDENCIES:
             table = s.get(kw)
             if isinstance(table, dict):
                 deps += [(kw, name, then) for name, then in table.items()]
-        if not deps or len(deps) > MAX_DEPENDENCIES or "if" in s:
+        if not deps or len(deps) > MAX_DEPENDENCIES:
             for kw in _DEPENDENCIES:
                 if kw in s:
                     self.ignore(node, kw)
-            return s
+            return False
         kw, name, then = deps[0]
-        rest = {k: v for k, v in s.get(kw).items() if k != name}  # type: ignore[union-attr]
         out = {k: v for k, v in s.items() if k != kw}
+        rest = {k: v for k, v in s[kw].items() if k != name}
         if rest:
             out[kw] = rest
-        out["if"] = {"required": [name]}
-        out["then"] = {"required": then} if isinstance(then, list) else then
-        self.keep.append(out)
-        return out
+        needs = {"required": then} if isinstance(then, list) else then
+        yes = {"allOf": [out, {"required": [name]}, needs]}
+        no = {"allOf": [out, {"properties": {name: False}}]}
+        self.keep.extend((out, yes, no))
+        node.options = (self.node(yes, f"{param}.{kw}", depth + 1), self.node(no, param, depth + 1))
+        return True
 
     def fill_condition(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         """if/then/else as anyOf(allOf(rest, if, then), allOf(rest, else) and not if): the two branches
