@@ -6,6 +6,9 @@ deep. Knows nothing of frames or vocabularies.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 FORMATS = {
     "date": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
     "time": r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?",
@@ -37,3 +40,29 @@ def _regex_syntax(depth: int) -> str:
 
 
 FORMATS["regex"] = _regex_syntax(3)
+
+
+_ANNOTATIONS = ("title", "description", "$comment", "examples", "default")
+
+
+def names_pattern(schema: Any) -> str | None:
+    """A `propertyNames` schema as one anchored pattern, when it is a single kind of string check
+    (pattern, length bounds, enum/const, format); None when it says more than that."""
+    if not isinstance(schema, dict):
+        return None
+    keys = {k for k in schema if k not in _ANNOTATIONS} - {"type"}
+    if schema.get("type", "string") != "string":
+        return None
+    if keys == {"pattern"} and isinstance(schema["pattern"], str):
+        return str(schema["pattern"])
+    if keys and keys <= {"minLength", "maxLength"}:
+        lo, hi = schema.get("minLength", 0), schema.get("maxLength", "")
+        if isinstance(lo, int) and (hi == "" or isinstance(hi, int)):
+            return rf"^[\s\S]{{{lo},{hi}}}$"
+    if keys in ({"enum"}, {"const"}):
+        values = [schema["const"]] if "const" in schema else schema["enum"]
+        if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
+            return "^(" + "|".join(re.escape(v) for v in values) + ")$"
+    if keys == {"format"} and schema["format"] in FORMATS:
+        return f"^({FORMATS[schema['format']]})$"
+    return None

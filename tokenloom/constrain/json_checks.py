@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokenloom.constrain.charset import EMPTY, CharSet
-from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, _stack_run
 from tokenloom.constrain.schema_ir import Combo
 
 Subs = tuple[ParserState | None, ...]
@@ -30,6 +30,11 @@ def start_combo(combo: Combo, c: str, depth: int) -> Replacements:
         starts = tuple(Grammar((ValueFrame(p, depth),)).initial for p in combo.parts)
         combo.starts[depth] = starts
     return _settle(combo, tuple(s.add_char(c) for s in starts))
+
+
+def _stack_runs(st: ParserState) -> list[FreeRun | None]:
+    """The free run of each stack of a part (a part may hold several stacks, e.g. an anyOf)."""
+    return [None if r is None else r[0] for r in (_stack_run(stack) for stack in st.stacks)]
 
 
 def _finished(st: ParserState) -> bool:
@@ -85,33 +90,41 @@ class ComboFrame:
         return main is not None and main.can_end() and not (neg is not None and neg.can_end())
 
     def free_run(self) -> FreeRun | None:
-        """A run every live part takes (e.g. all parts inside the same string value); stateful if one
-        part's run is."""
-        klass: CharSet | None = None
-        stateful = False
-        remaining: int | None = None
+        """A run every stack of every live part takes (e.g. all inside the same string value);
+        stateful if one is, bounded by the tightest bound."""
+        runs: list[FreeRun] = []
         for s in self.subs:
-            if s is None:
-                continue
-            run = s.free_run()
-            if run is None:
-                return None
-            klass = run[0].klass if klass is None else klass & run[0].klass
-            stateful = stateful or run[0].stateful
-            if run[0].remaining is not None:
-                remaining = run[0].remaining if remaining is None else min(remaining, run[0].remaining)
-        if klass is None or klass.is_empty() or (stateful and remaining is not None):
+            if s is not None:
+                for run in _stack_runs(s):
+                    if run is None:
+                        return None
+                    runs.append(run)
+        if not runs:
             return None
-        return FreeRun(klass, remaining, stateful)
+        klass = runs[0].klass
+        for r in runs[1:]:
+            klass = klass & r.klass
+        stateful = any(r.stateful for r in runs)
+        bounds = [r.remaining for r in runs if r.remaining is not None]
+        if klass.is_empty() or (stateful and bounds):
+            return None
+        return FreeRun(klass, min(bounds) if bounds else None, stateful)
 
     def skip(self, n: int) -> ComboFrame:
-        """After `n` run chars: parts in a bounded run skip them, the others are unchanged by them."""
-        subs = []
+        """After `n` run chars: stacks in a bounded run skip them, the others are unchanged by them."""
+        subs: list[ParserState | None] = []
         for s in self.subs:
-            run = s.free_run() if s is not None else None
-            subs.append(
-                s.skip(n) if s is not None and run is not None and run[0].remaining is not None else s
-            )
+            if s is None:
+                subs.append(None)
+                continue
+            stacks: list[tuple[Frame, ...]] = []
+            for stack, run in zip(s.stacks, _stack_runs(s), strict=True):
+                top = stack[-1] if stack else None
+                if top is not None and run is not None and run.remaining is not None:
+                    stacks.append((*stack[:-1], top.skip(n)))  # type: ignore[attr-defined]
+                else:
+                    stacks.append(stack)
+            subs.append(s.grammar.state(tuple(dict.fromkeys(stacks))))
         return ComboFrame(self.combo, tuple(subs))
 
     def delegate(self) -> tuple[CharSet, Frame] | None:

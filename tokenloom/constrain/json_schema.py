@@ -1,16 +1,16 @@
 """JSON Schema (the subset structured output needs) compiled to `schema_ir.Schema` nodes, bounded.
 
 Resolves local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any local JSON pointer) including cycles,
-merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives. Keywords that cannot be enforced
-character by character (uniqueItems, multipleOf, not, ...) are recorded in `unenforced`.
-Knows nothing of frames or vocabularies.
+merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives (overlapping `oneOf`s and `not`
+become checked combinations), if/then/else and dependencies into exclusive branches. Keywords it
+does not enforce (contains, unevaluatedProperties, look-arounds in patterns, ...) are recorded in
+`unenforced`; see `schema_checks` for how that keeps negations sound. Knows nothing of frames or
+vocabularies.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import re
 import time
 from fractions import Fraction
 from typing import Any
@@ -20,27 +20,24 @@ from tokenloom.constrain.regex import Regex
 from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
 from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
+from tokenloom.constrain.schema_objects import ObjectKeywords, count
 from tokenloom.errors import GrammarError
 
 MAX_NODES = 20_000
 MAX_ENUM = 10_000
 MAX_DEPTH = 64
 MAX_SECONDS = 5.0
-MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
 
-UNENFORCED: tuple[str, ...] = (
-    "propertyNames",
-    "contains",
-)
-UNENFORCED += ("dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties")
-_LOOKAROUND = re.compile(r"\(\?<?[=!]")
+UNENFORCED: tuple[str, ...] = ("contains", "unevaluatedProperties")
+_DEPENDENCIES = ("dependencies", "dependentRequired", "dependentSchemas")
+MAX_DEPENDENCIES = 3  # each one doubles the branches
 _OBJECT_KEYS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
 _ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")
 _STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 
 
-class SchemaCompiler:
+class SchemaCompiler(ObjectKeywords):
     """Turns one root schema into IR nodes; `param` prefixes error locations."""
 
     def __init__(self, root: Any, param: str = "schema") -> None:
@@ -136,6 +133,9 @@ class SchemaCompiler:
             for i, sub in enumerate(subs):
                 if sub is True:
                     continue
+                if sub is False:  # nothing satisfies the whole allOf
+                    merged = merge(merged, {"type": [], "_merged": True})
+                    continue
                 if not isinstance(sub, dict):
                     raise GrammarError("allOf entries must be schemas", param=f"{param}.allOf[{i}]")
                 merged = merge(merged, self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
@@ -147,6 +147,8 @@ class SchemaCompiler:
         for k in UNENFORCED:
             if k in s:
                 self.ignore(node, k)
+        if any(k in s for k in _DEPENDENCIES) and self.fill_dependency(node, s, param, depth):
+            return
         if "if" in s and ("then" in s or "else" in s):
             self.fill_condition(node, s, param, depth)
             return
@@ -187,6 +189,9 @@ class SchemaCompiler:
                     for v in values
                     if json_type(v) in allowed or (json_type(v) == "integer" and "number" in allowed)
                 ]
+            if any(isinstance(v, dict | list) for v in values):
+                self.fill_container_literals(node, s, values, param, depth)
+                return
             node.literals = tuple(
                 dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
             )
@@ -211,6 +216,44 @@ class SchemaCompiler:
             if isinstance(m, bool) or not isinstance(m, int | float) or m <= 0:
                 raise GrammarError("multipleOf must be a positive number", param=f"{param}.multipleOf")
             node.multiple_of = Fraction(repr(m)) if isinstance(m, float) else Fraction(m)
+
+    def fill_container_literals(
+        self, node: Schema, s: dict[str, Any], values: list[Any], param: str, depth: int
+    ) -> None:
+        """Object and array values of an enum/const as structures (any whitespace, keys in the value's
+        order) next to the scalar values, each also under the schema's other keywords."""
+        rest = {k: v for k, v in s.items() if k not in ("enum", "const", "type", "_merged")}
+        scalars = [v for v in values if not isinstance(v, dict | list)]
+        opts: list[dict[str, Any]] = [{**rest, "enum": scalars, "_merged": True}] if scalars else []
+        opts += [{"allOf": [_literal_schema(v), rest]} for v in values if isinstance(v, dict | list)]
+        self.keep.extend(opts)
+        node.options = tuple(self.node(o, param, depth + 1) for o in opts)
+
+    def fill_dependency(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> bool:
+        """The first dependency (dependentRequired/dependentSchemas/dependencies) as two exclusive
+        branches: the name present with what it requires, or the name forbidden. The others stay
+        for the branches; too many are ignored instead (each one doubles the branches)."""
+        deps: list[tuple[str, str, Any]] = []
+        for kw in _DEPENDENCIES:
+            table = s.get(kw)
+            if isinstance(table, dict):
+                deps += [(kw, name, then) for name, then in table.items()]
+        if not deps or len(deps) > MAX_DEPENDENCIES:
+            for kw in _DEPENDENCIES:
+                if kw in s:
+                    self.ignore(node, kw)
+            return False
+        kw, name, then = deps[0]
+        out = {k: v for k, v in s.items() if k != kw}
+        rest = {k: v for k, v in s[kw].items() if k != name}
+        if rest:
+            out[kw] = rest
+        needs = {"required": then} if isinstance(then, list) else then
+        yes = {"allOf": [out, {"required": [name]}, needs]}
+        no = {"allOf": [out, {"properties": {name: False}}]}
+        self.keep.extend((out, yes, no))
+        node.options = (self.node(yes, f"{param}.{kw}", depth + 1), self.node(no, param, depth + 1))
+        return True
 
     def fill_condition(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         """if/then/else as anyOf(allOf(rest, if, then), allOf(rest, else) and not if): the two branches
@@ -245,76 +288,6 @@ class SchemaCompiler:
         """An empty type list can only come from merging disjoint allOf types: then no value fits."""
         return {} if s.get("type") == [] and s.get("_merged") else s
 
-    def fill_object(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
-        props = s.get("properties", {})
-        if not isinstance(props, dict):
-            raise GrammarError("properties must be an object", param=f"{param}.properties")
-        req = s.get("required", [])
-        if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
-            raise GrammarError("required must be a list of names", param=f"{param}.required")
-        pats = self.fill_patterns(node, s, param, depth)
-        props = dict(props)
-        for name in list(props) + [r for r in req if r not in props]:
-            # a declared (or required) name matching patterns must also satisfy their schemas
-            hits = [sub for regex, sub in pats if _name_matches(regex, name)]
-            if hits:
-                props[name] = self.all_of([props.get(name, True), *hits])
-        node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
-        node.required = frozenset(req)
-        missing = [r for r in req if r not in props]
-        extra = s.get("additionalProperties", True)
-        if missing and extra is False:  # no object fits: keep the other types (an anyOf may need them)
-            node.types = node.types - {"object"}
-            return
-        if missing:  # required keys without a declared schema: declare them (any value)
-            node.props += tuple(
-                (r, self.node(extra, f"{param}.additionalProperties", depth + 1)) for r in missing
-            )
-        node.additional = (
-            None if extra is False else self.node(extra, f"{param}.additionalProperties", depth + 1)
-        )
-        node.min_props = _count(s, "minProperties", param)
-        node.max_props = _count(s, "maxProperties", param, None)
-
-    def fill_patterns(
-        self, node: Schema, s: dict[str, Any], param: str, depth: int
-    ) -> list[tuple[Regex, Any]]:
-        """patternProperties: one regex per pattern, and a value schema per set of patterns that may
-        match one name together (all sets up to 3 patterns; beyond, the lowest-numbered match wins)."""
-        pp = s.get("patternProperties") or {}
-        if not isinstance(pp, dict):
-            raise GrammarError("patternProperties must be an object", param=f"{param}.patternProperties")
-        pats: list[tuple[Regex, Any]] = []
-        for i, (pattern, sub) in enumerate(pp.items()):
-            regex = self.regex(node, pattern, "patternProperties", f"{param}.patternProperties[{i}]")
-            pats.append((regex, sub))
-        node.pattern_props = tuple(r for r, _ in pats)
-        where = f"{param}.patternProperties"
-        for i, (_, sub) in enumerate(pats):
-            node.pattern_sets[frozenset((i,))] = self.node(sub, where, depth + 1)
-        if len(pats) > 3:
-            self.ignore(node, "patternProperties")  # overlapping matches use the first schema only
-            return pats
-        for size in (2, 3):
-            for combo in itertools.combinations(range(len(pats)), size):
-                merged = self.all_of([pats[i][1] for i in combo])
-                node.pattern_sets[frozenset(combo)] = self.node(merged, where, depth + 1)
-        return pats
-
-    def regex(self, node: Schema, pattern: str, keyword: str, param: str) -> Regex:
-        """A `pattern`-style regex; its look-arounds are dropped and reported rather than refused."""
-        try:
-            return Regex(pattern, search=True)
-        except GrammarError as e:
-            if not _LOOKAROUND.search(pattern):
-                raise GrammarError(e.message, param=param) from None
-        try:
-            regex = Regex(pattern, search=True, lenient=True)
-        except GrammarError as e:
-            raise GrammarError(e.message, param=param) from None
-        self.ignore(node, keyword)
-        return regex
-
     def fill_array(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         items = s.get("items", True)
         prefix = s.get("prefixItems", [])
@@ -324,13 +297,13 @@ class SchemaCompiler:
             self.node(p, f"{param}.prefixItems[{i}]", depth + 1) for i, p in enumerate(prefix)
         )
         node.items = None if items is False else self.node(items, f"{param}.items", depth + 1)
-        node.min_items = _count(s, "minItems", param)
-        node.max_items = _count(s, "maxItems", param, None)
+        node.min_items = count(s, "minItems", param)
+        node.max_items = count(s, "maxItems", param, None)
         node.unique = s.get("uniqueItems") is True
 
     def fill_string(self, node: Schema, s: dict[str, Any], param: str) -> None:
-        node.min_len = _count(s, "minLength", param)
-        node.max_len = _count(s, "maxLength", param, None)
+        node.min_len = count(s, "minLength", param)
+        node.max_len = count(s, "maxLength", param, None)
         pattern = s.get("pattern")
         fmt = s.get("format")
         if pattern is not None:
@@ -343,27 +316,15 @@ class SchemaCompiler:
             self.formats_ignored.add(str(fmt))
 
 
-def _name_matches(regex: Regex, name: str) -> bool:
-    """Whether a declared property name matches a pattern (Python `re` when look-arounds were dropped)."""
-    if regex.lenient:
-        try:
-            return re.search(regex.pattern, name) is not None
-        except re.error:
-            pass
-    return regex.fullmatch(name)
-
-
-def _count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> Any:
-    v = s.get(key, default)
-    if v is None:
-        return None
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise GrammarError(f"{key} must be a non-negative integer", param=f"{param}.{key}")
-    if v > MAX_COUNT:
-        raise GrammarError(f"{key} {v} exceeds the limit of {MAX_COUNT}", param=f"{param}.{key}")
-    return v
+def _literal_schema(v: Any) -> Any:
+    """A schema whose only value is `v` (objects: keys in `v`'s order, no others)."""
+    if isinstance(v, dict):
+        props = {k: _literal_schema(x) for k, x in v.items()}
+        return {"type": "object", "properties": props, "required": list(v), "additionalProperties": False}
+    if isinstance(v, list):
+        items = [_literal_schema(x) for x in v]
+        return {"type": "array", "prefixItems": items, "items": False, "minItems": len(v)}
+    return {"const": v}
 
 
 def _bound(s: dict[str, Any], key: str, excl_key: str, param: str) -> tuple[float | None, bool]:

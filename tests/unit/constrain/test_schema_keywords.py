@@ -173,3 +173,44 @@ def test_format_regex_and_unsatisfiable_required() -> None:
     assert _both(s, {"label": "x"})
     assert not _both(s, {"term": "x"})
     assert feed_text(initial({"json_schema": s}), '{"term"') is None
+
+
+def test_object_and_array_enum_values_take_any_whitespace() -> None:
+    s = {"enum": ["red", {"a": 1, "b": [1, 2]}, [1, {"x": None}]]}
+    assert _both(s, "red") and _both(s, {"a": 1, "b": [1, 2]}) and _both(s, [1, {"x": None}])
+    for bad in ({"a": 1}, {"a": 1, "b": [1, 2], "c": 0}, [1], [], "blue"):
+        assert not _both(s, bad), bad
+    assert not schema_accepts(s, '{"b":[1,2],"a":1}')  # keys in the value's order
+
+
+def test_property_names() -> None:
+    s = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "Bad": {}},
+        "propertyNames": {"pattern": "^[a-z]+$"},
+        "additionalProperties": {"type": "string"},
+        "required": ["zz"],
+    }
+    assert _both(s, {"id": 1, "zz": "y"}) and _both(s, {"zz": "y", "x": "q"})
+    for bad in ({"zz": 1}, {"X": "y", "zz": "a"}, {"Bad": 1, "zz": "a"}, {"x": 1, "zz": "a"}):
+        assert not _both(s, bad), bad
+    assert build({"json_schema": s})[1] == frozenset()
+    short = {"type": "object", "propertyNames": {"maxLength": 3}}
+    assert _both(short, {"abc": 1}) and not _both(short, {"abcd": 1})
+    listed = {"type": "object", "propertyNames": {"enum": ["a.b", "c"]}}
+    assert _both(listed, {"a.b": 1, "c": 2}) and not _both(listed, {"axb": 1})
+
+
+def test_dependencies() -> None:
+    s = {
+        "type": "object",
+        "properties": {"card": {"type": "string"}, "billing": {"type": "string"}, "name": {"type": "string"}},
+        "dependentRequired": {"card": ["billing"]},
+        "dependentSchemas": {"name": {"properties": {"billing": {"maxLength": 2}}}},
+    }
+    assert _both(s, {"card": "1", "billing": "x"}) and _both(s, {}) and _both(s, {"billing": "xyz"})
+    assert _both(s, {"billing": "xy", "name": "n"})
+    assert not _both(s, {"card": "1"})
+    assert not _both(s, {"billing": "xyz", "name": "n"})
+    old = {"type": "object", "properties": {"a": {}, "b": {}}, "dependencies": {"a": ["b"]}}
+    assert _both(old, {"a": 1, "b": 2}) and not _both(old, {"a": 1})

@@ -1,0 +1,157 @@
+"""The object keywords of the schema compiler: properties, required, additionalProperties,
+patternProperties and propertyNames (as patterns), min/maxProperties.
+
+A mixin of `json_schema.SchemaCompiler`, which provides the node-making methods stubbed here.
+Knows nothing of frames or vocabularies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from tokenloom.constrain.formats import names_pattern
+from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.schema_ir import Schema
+from tokenloom.errors import GrammarError
+
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
+MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
+
+
+class ObjectKeywords:
+    """Object keywords; the stubs below are the compiler methods they use."""
+
+    def node(self, schema: Any, param: str, depth: int) -> Schema:
+        raise NotImplementedError
+
+    def all_of(self, parts: list[Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def ignore(self, node: Schema, keyword: str) -> None:
+        raise NotImplementedError
+
+    keep: list[Any]
+
+    def fill_object(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        props = s.get("properties", {})
+        if not isinstance(props, dict):
+            raise GrammarError("properties must be an object", param=f"{param}.properties")
+        req = s.get("required", [])
+        if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
+            raise GrammarError("required must be a list of names", param=f"{param}.required")
+        if "propertyNames" in s:
+            s, props, req = self.property_names(node, s, props, req, param)
+        pats = self.fill_patterns(node, s, param, depth)
+        props = dict(props)
+        names = s.get("_names")  # the pattern that stands for propertyNames: not a schema for declared names
+        for name in list(props) + [r for r in req if r not in props]:
+            # a declared (or required) name matching patterns must also satisfy their schemas
+            hits = [
+                sub
+                for regex, sub in pats
+                if not (name in props and regex.pattern == names) and _name_matches(regex, name)
+            ]
+            if hits:
+                props[name] = self.all_of([props.get(name, True), *hits])
+        node.props = tuple((k, self.node(v, f"{param}.properties.{k}", depth + 1)) for k, v in props.items())
+        node.required = frozenset(req)
+        missing = [r for r in req if r not in props]
+        extra = s.get("additionalProperties", True)
+        if missing and extra is False:  # no object fits: keep the other types (an anyOf may need them)
+            node.types = node.types - {"object"}
+            return
+        if missing:  # required keys without a declared schema: declare them (any value)
+            node.props += tuple(
+                (r, self.node(extra, f"{param}.additionalProperties", depth + 1)) for r in missing
+            )
+        node.additional = (
+            None if extra is False else self.node(extra, f"{param}.additionalProperties", depth + 1)
+        )
+        node.min_props = count(s, "minProperties", param)
+        node.max_props = count(s, "maxProperties", param, None)
+
+    def property_names(
+        self, node: Schema, s: dict[str, Any], props: dict[str, Any], req: list[str], param: str
+    ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        """propertyNames as patternProperties: declared names it refuses are dropped (a required one
+        leaves no object), other names must match it and take the additionalProperties schema."""
+        pattern = names_pattern(s["propertyNames"])
+        if s["propertyNames"] is True:
+            return s, props, req
+        if pattern is None or s.get("patternProperties"):
+            self.ignore(node, "propertyNames")
+            return s, props, req
+        regex = self.regex(node, pattern, "propertyNames", f"{param}.propertyNames")
+        kept = {k: v for k, v in props.items() if _name_matches(regex, k)}
+        if any(r not in kept and not _name_matches(regex, r) for r in req):
+            kept, req = {}, []
+            node.types = node.types - {"object"}
+        extra = s.get("additionalProperties", True)
+        s = {**s, "patternProperties": {pattern: extra}, "additionalProperties": False, "_names": pattern}
+        self.keep.append(s)
+        return s, kept, req
+
+    def fill_patterns(
+        self, node: Schema, s: dict[str, Any], param: str, depth: int
+    ) -> list[tuple[Regex, Any]]:
+        """patternProperties: one regex per pattern, and a value schema per set of patterns that may
+        match one name together (all sets up to 3 patterns; beyond, the lowest-numbered match wins)."""
+        pp = s.get("patternProperties") or {}
+        if not isinstance(pp, dict):
+            raise GrammarError("patternProperties must be an object", param=f"{param}.patternProperties")
+        pats: list[tuple[Regex, Any]] = []
+        for i, (pattern, sub) in enumerate(pp.items()):
+            regex = self.regex(node, pattern, "patternProperties", f"{param}.patternProperties[{i}]")
+            pats.append((regex, sub))
+        node.pattern_props = tuple(r for r, _ in pats)
+        where = f"{param}.patternProperties"
+        for i, (_, sub) in enumerate(pats):
+            node.pattern_sets[frozenset((i,))] = self.node(sub, where, depth + 1)
+        if len(pats) > 3:
+            self.ignore(node, "patternProperties")  # overlapping matches use the first schema only
+            return pats
+        for size in (2, 3):
+            for combo in itertools.combinations(range(len(pats)), size):
+                merged = self.all_of([pats[i][1] for i in combo])
+                node.pattern_sets[frozenset(combo)] = self.node(merged, where, depth + 1)
+        return pats
+
+    def regex(self, node: Schema, pattern: str, keyword: str, param: str) -> Regex:
+        """A `pattern`-style regex; its look-arounds are dropped and reported rather than refused."""
+        try:
+            return Regex(pattern, search=True)
+        except GrammarError as e:
+            if not _LOOKAROUND.search(pattern):
+                raise GrammarError(e.message, param=param) from None
+        try:
+            regex = Regex(pattern, search=True, lenient=True)
+        except GrammarError as e:
+            raise GrammarError(e.message, param=param) from None
+        self.ignore(node, keyword)
+        return regex
+
+
+def _name_matches(regex: Regex, name: str) -> bool:
+    """Whether a declared property name matches a pattern (Python `re` when look-arounds were dropped)."""
+    if regex.lenient:
+        try:
+            return re.search(regex.pattern, name) is not None
+        except re.error:
+            pass
+    return regex.fullmatch(name)
+
+
+def count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> Any:
+    """A non-negative count keyword (minItems, maxLength, ...) within MAX_COUNT."""
+    v = s.get(key, default)
+    if v is None:
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise GrammarError(f"{key} must be a non-negative integer", param=f"{param}.{key}")
+    if v > MAX_COUNT:
+        raise GrammarError(f"{key} {v} exceeds the limit of {MAX_COUNT}", param=f"{param}.{key}")
+    return v
