@@ -202,6 +202,8 @@ class _Walk:
         """The mixed tokens of a free run at the root: by tails, then the leaving-byte groups."""
         if idx.tails is not None:
             self._by_tails(idx, idx.tails, idx.tail_rows, 0, st, remaining)
+        if not len(idx.other_rows):
+            return  # a wide class: every mixed token had a tail
         bounds = idx.other_bounds
         groups = [
             idx.other_rows[bounds[b] : bounds[b + 1]]
