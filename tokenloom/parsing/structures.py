@@ -115,6 +115,9 @@ class ToolCallStructure:
     name_path: tuple[str, ...] = ()
     args_path: tuple[str, ...] = ()  # e.g. ("arguments",), ("parameters",)
     id_path: tuple[str, ...] = ()  # e.g. ("id",), ("tool_call_id",); empty when absent
+    # JSON call objects: every leaf in the order the template writes it, as a slot or a constant's JSON,
+    # e.g. ((("id",), "{id}"), (("type",), '"function"'), (("function", "name"), "{name}"), ...)
+    call_fields: tuple[tuple[tuple[str, ...], str], ...] = ()
     argument_format: ArgumentFormat = ArgumentFormat.JSON
     arg_prefix: str = ""  # e.g. "<parameter=", "<arg_key>", '<parameter name="'
     arg_suffix: str = ""  # between key and value, e.g. ">\n", "</arg_key>\n<arg_value>", '" string="'

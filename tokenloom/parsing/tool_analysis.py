@@ -196,6 +196,7 @@ def _derive(
     before, after = s1[: loc1.start], s1[loc1.end :]
     call_start, section_start, call_end, separator, section_end = before, "", after, "", ""
     b2: str | None = None
+    call_fields = loc1.fields
     parallel = False
     s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
     if s2 is not None:
@@ -220,6 +221,8 @@ def _derive(
                 section_end = tail2[len(call_end) :]  # one call rendered without the section's end
             if c2.kind != "call":
                 b2 = s2[c2.name_end : c2.args_start]
+            else:  # a constant is one only if the second call writes it too
+                call_fields = tuple(f for f in call_fields if f[1] in SLOTS or f in c2.fields)
     pattern: list[str] = []
     _split_slots(call_start, pattern)
     if loc1.kind == "call":
@@ -255,6 +258,7 @@ def _derive(
         name_path=name_path,
         args_path=args_path,
         id_path=id_path,
+        call_fields=call_fields,
         string_arguments=as_string,
         stop_markers=stops,
     )

@@ -6,6 +6,7 @@ compiler in `constrain/` turns it into token masks. Knows nothing of how that is
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tokenloom.grammar import (
@@ -66,10 +67,16 @@ def call_schema(structure: ToolCallStructure, name: str, params: dict[str, Any])
             "additionalProperties": False,
         }
     schema: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
-    _merge(schema, structure.name_path, {"const": name})
-    _merge(schema, structure.args_path, params)
-    if structure.id_path:
-        _merge(schema, structure.id_path, {"type": "string"})
+    # The constraint writes keys in schema order: follow the template's own order and constants (Phi-4-mini
+    # writes {"id": ..., "type": "function", "function": {...}}).
+    slots = {SLOT_NAME: {"const": name}, SLOT_ARGS: params, SLOT_ID: {"type": "string"}}
+    fields = structure.call_fields or (
+        (structure.name_path, SLOT_NAME),
+        (structure.args_path, SLOT_ARGS),
+        *(((structure.id_path, SLOT_ID),) if structure.id_path else ()),
+    )
+    for path, value in fields:
+        _merge(schema, path, slots[value] if value in slots else {"const": json.loads(value)})
     for key in schema["properties"]:
         if key not in schema["required"]:
             schema["required"].append(key)

@@ -87,11 +87,6 @@ def test_grammar_accepts_the_rendered_section(case: Case) -> None:
 @pytest.mark.parametrize("case", _tool_cases(), ids=lambda c: f"{c.template_name}/{c.label}")
 def test_the_compiled_constraint_accepts_the_rendered_section(case: Case) -> None:
     """The same through the real constraint compiler, which also enforces the schemas and key order."""
-    if case.template_name == "llama-cpp-microsoft-Phi-4-mini-instruct.jinja":
-        pytest.xfail(
-            'the template writes "id" and "type" before "function"; call_schema has no "type" and '
-            "the constraint writes keys in schema order (function, id)"
-        )
     grammar = tool_call_grammar(analyze(read_template(case.template_name)), TOOLS, parallel=True)
     assert grammar is not None
     section = case.output[min(i for t in grammar.triggers if (i := case.output.find(t)) >= 0) :]
@@ -133,6 +128,19 @@ def test_json_bodies_carry_the_tool_schema() -> None:
     schemas = [n.schema for n in _walk(grammar.root) if isinstance(n, JsonValue)]
     assert schemas[0]["properties"]["name"] == {"const": "get_weather"}
     assert schemas[0]["properties"]["arguments"] == TOOLS[0]["function"]["parameters"]
+
+
+def test_json_call_objects_follow_the_templates_key_order_and_constants() -> None:
+    """Phi-4-mini renders {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}."""
+    grammar = tool_call_grammar(
+        analyze(read_template("llama-cpp-microsoft-Phi-4-mini-instruct.jinja")), TOOLS
+    )
+    assert grammar is not None
+    schema = next(n.schema for n in _walk(grammar.root) if isinstance(n, JsonValue))
+    assert list(schema["properties"]) == ["id", "type", "function"]
+    assert schema["properties"]["type"] == {"const": "function"}
+    assert list(schema["properties"]["function"]["properties"]) == ["name", "arguments"]
+    assert sorted(schema["required"]) == ["function", "id", "type"]
 
 
 def test_tagged_string_values_are_text_until_the_close_tag() -> None:
