@@ -161,6 +161,9 @@ class AutoOutputParser:
                 self._pending = self._pending[cut:]
                 return
             self._emit(self._pending[:index], out)
+            if self._markers() != markers:  # that text started the content: "to=self<|message|>" is no
+                self._pending = self._pending[index:]  # reasoning header any more, look again
+                continue
             self._pending = self._pending[index + len(marker) :]
             self._on_marker(marker, out)
 

@@ -20,6 +20,7 @@ from tokenloom.parsing.arguments import (
     relaxed_to_json,
 )
 from tokenloom.parsing.canonical_json import JsonReencoder
+from tokenloom.parsing.markers import fault_excerpt
 from tokenloom.parsing.stream_tagged import TaggedArgs
 from tokenloom.parsing.structures import ArgumentFormat, ToolCallStructure
 from tokenloom.parsing.tagged import skip_ws
@@ -197,7 +198,7 @@ class WholeArgs:
             return
         opener = "(" if self._pythonic else "{"
         if text[start] != opener:
-            self.error = f"expected {opener!r} at {text[start : start + 30]!r}"
+            self.error = f"expected {opener!r} at {fault_excerpt(text, start)}"
             return
         end = pythonic_end(text, start) if self._pythonic else relaxed_end(text, start, self._quote)
         if end < 0:

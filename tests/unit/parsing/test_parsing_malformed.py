@@ -149,3 +149,29 @@ def test_a_section_that_falls_back_keeps_the_whitespace_before_its_trigger(famil
                 assert content.startswith(before + " \n\t" + trigger), (family, content)
                 assert content[len(before) :] in text, (family, content)
         assert results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize(
+    ("family", "text"),
+    [
+        ("json_object", "Hi <tool_call>broken"),
+        ("json_object", '<tool_call>\n{"name": "get_weather", "arguments": {"location" "Oslo"}}'),
+        (
+            "json_object",
+            '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Oslo"}}\n</tool_cull>',
+        ),
+        ("tagged", "<tool_call>\n<function=get_weather>\n<param=location>Oslo"),
+        ("prefixed_indexed", "<|tool_calls_section_begin|><|tool_call_beginning|>"),
+        ("bracket_tag", "[TOOL_CALLS]get_weather[ARGS]location"),
+    ],
+)
+def test_parse_errors_do_not_depend_on_chunking(family: str, text: str) -> None:
+    """The message quotes the text only up to the fault: `at 'b'` however the text was split, never `at
+    'broken'` when it came whole."""
+    analysis = analyze(read_template(FAMILIES[family]))
+    results = []
+    for pieces in ([text], list(text), random_pieces(text, 3)):
+        parser = make_output_parser(analysis, tools=TOOLS, id_prefix="c")
+        results.append([e for e in feed_all(parser, pieces) if isinstance(e, ParseError)])
+    assert results[0], text
+    assert results[0] == results[1] == results[2]
