@@ -129,6 +129,9 @@ class ToolCallStructure:
     recipient_delimiter: str = ""  # RECIPIENT_BASED: e.g. ">>>", ending the generation prompt too
     content_recipient: str = ""  # RECIPIENT_BASED: the recipient that means "plain content", e.g. "all"
     call_id_template: str = ""  # ids the model writes itself, e.g. "functions.{name}:{index}" (Kimi)
+    # Whitespace the template writes between the generation prompt and a turn's first call, e.g. " "
+    # (muse-glimmer: "<|start|>assistant" + " to=NAME<|message|>"), "\n" (Apriel 1.5)
+    call_lead: str = ""
     # What ends a turn of calls when no section marker does, e.g. "<|eom_id|>", "<|tool_response>"
     stop_markers: tuple[str, ...] = ()
     requires_nonnull_content: bool = False  # the template prints None for null content

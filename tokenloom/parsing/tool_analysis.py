@@ -106,6 +106,7 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
                 null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
                 if null is not None and "None" in null and "None" not in o1:
                     structure = _replace(structure, requires_nonnull_content=True)
+                structure = _replace(structure, call_lead=_call_lead(o1, structure))
                 if flat:
                     notes.append("the template reads tools without the OpenAI 'function' wrapper")
                 if id_a != ID_A:
@@ -117,6 +118,13 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
         else "the template renders no tool calls"
     )
     return ToolCallStructure()
+
+
+def _call_lead(output: str, structure: ToolCallStructure) -> str:
+    """The whitespace before the first call of a calls-only turn: a forced call writes it too."""
+    starts = [i for trigger in structure.triggers if (i := output.find(trigger)) >= 0]
+    lead = output[: min(starts)] if starts else ""
+    return lead if not lead.strip() else ""
 
 
 _TAG_FORMATS = (ArgumentFormat.TAGGED, ArgumentFormat.KEY_VALUE_TAGS)

@@ -190,12 +190,17 @@ def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> No
 
 
 def tool_call_grammar(
-    analysis: TemplateAnalysis, tools: list[dict[str, Any]] | None, *, parallel: bool | None = None
+    analysis: TemplateAnalysis,
+    tools: list[dict[str, Any]] | None,
+    *,
+    parallel: bool | None = None,
+    forced: bool = False,
 ) -> ToolCallGrammar | None:
     """Triggers and grammar of the tool-call section for these tools; None when calls can't be written.
 
     `parallel`: several calls in one section (the request's parallel_tool_calls); None: what the template
-    can render.
+    can render. `forced`: the root starts right after the generation prompt (tool_choice "required" or a
+    named function), so it begins with the whitespace the template writes there (muse-glimmer's " to=").
     """
     if parallel is None:
         parallel = analysis.caps.supports_parallel_calls
@@ -217,6 +222,8 @@ def tool_call_grammar(
         first = structure.call_pattern[0] if structure.call_pattern else ""
         if first not in SLOTS and first != first.lstrip():
             root = _strip_leading(root)
+    if forced and structure.call_lead:
+        root = Sequence((Literal(structure.call_lead), root))
     return ToolCallGrammar(triggers=_precise_triggers(analysis, [n for n, _ in functions]), root=root)
 
 
