@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 
+from tokenloom.parsing.markers import fault_excerpt
+
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # a run of string characters that stand for themselves
 _WORD = re.compile(r"[0-9A-Za-z+\-.]+")  # a number or a literal
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
@@ -251,7 +253,7 @@ class JsonReencoder:
             if ch.isspace():
                 return i + 1
             if ch != "{":
-                self._fail(f"expected a JSON object at {text[i : i + 20]!r}", i)
+                self._fail(f"expected a JSON object at {fault_excerpt(text, i)}", i)
                 return i
             self._open(ch, i + 1)
             return i + 1
@@ -263,11 +265,11 @@ class JsonReencoder:
             if ch == '"':
                 self._key, self._state = [], _STRING
             elif not (ch == "}" and self._first and self._close(ch, i + 1)):
-                self._fail(f"expected a key at {text[i : i + 20]!r}", i)
+                self._fail(f"expected a key at {fault_excerpt(text, i)}", i)
             return i + 1
         if state == _COLON:
             if ch != ":":
-                self._fail(f"expected ':' at {text[i : i + 20]!r}", i)
+                self._fail(f"expected ':' at {fault_excerpt(text, i)}", i)
                 return i
             self._emit(json.dumps(self._stack[-1][2], ensure_ascii=False) + ": ", i + 1)
             self._state = _VALUE
@@ -279,7 +281,7 @@ class JsonReencoder:
             return i + 1
         if ch in "}]" and self._close(ch, i + 1):
             return i + 1
-        self._fail(f"expected ',' or a closing bracket at {text[i : i + 20]!r}", i)
+        self._fail(f"expected ',' or a closing bracket at {fault_excerpt(text, i)}", i)
         return i
 
     def _value(self, text: str, ch: str, i: int) -> int:
@@ -295,7 +297,7 @@ class JsonReencoder:
             self._state, self._word_at = _WORDS, i
             return i
         elif not (ch == "]" and first and self._close(ch, i + 1)):
-            self._fail(f"expected a JSON value at {text[i : i + 20]!r}", i)
+            self._fail(f"expected a JSON value at {fault_excerpt(text, i)}", i)
             return i
         return i + 1
 

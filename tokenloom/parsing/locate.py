@@ -17,6 +17,7 @@ from tokenloom.parsing.arguments import (
 )
 from tokenloom.parsing.markers import after_tag_remainder, common_prefix, common_suffix
 from tokenloom.parsing.probes import ARGS_A
+from tokenloom.parsing.structures import SLOT_ARGS, SLOT_ID, SLOT_NAME
 
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 ID_MARK = "\x01"  # stands in for a call id while markers are derived
@@ -34,6 +35,7 @@ class Located:
     name_end: int = 0
     args_start: int = 0
     paths: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
+    fields: tuple[tuple[tuple[str, ...], str], ...] = ()  # a call object's leaves in rendered order
 
 
 @dataclass(slots=True)
@@ -55,6 +57,24 @@ def _path_to(obj: Any, target: Any, path: tuple[str, ...] = ()) -> tuple[str, ..
             if isinstance(value, dict) and (found := _path_to(value, target, (*path, key))) is not None:
                 return found
     return None
+
+
+def _fields(
+    obj: dict[str, Any], paths: tuple[tuple[str, ...], ...], prefix: tuple[str, ...] = ()
+) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Every leaf of a rendered call object in the order the template wrote it: the name, arguments and
+    id as their slots, anything else (e.g. `"type": "function"`) as its JSON text, a constant."""
+    slots = dict(zip(paths, (SLOT_NAME, SLOT_ARGS, SLOT_ID), strict=True))
+    out: list[tuple[tuple[str, ...], str]] = []
+    for key, value in obj.items():
+        path = (*prefix, key)
+        if path in slots:
+            out.append((path, slots[path]))
+        elif isinstance(value, dict):
+            out += _fields(value, paths, path)
+        else:
+            out.append((path, json.dumps(value, ensure_ascii=False)))
+    return tuple(out)
 
 
 def _loads(text: str) -> Any:
@@ -82,7 +102,8 @@ def locate_json(text: str, start: int, name: str, args: dict[str, Any]) -> Locat
             name_path, args_path = _path_to(obj, name), _path_to(obj, args)
             if name_path and args_path:
                 id_path = _path_to(obj, ID_MARK) or ()
-                return Located(pos, end, "call", paths=(name_path, args_path, id_path))
+                paths = (name_path, args_path, id_path)
+                return Located(pos, end, "call", paths=paths, fields=_fields(obj, paths))
         pos = text.find("{", pos + 1)
     return None
 

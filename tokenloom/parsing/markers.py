@@ -14,6 +14,16 @@ TAG_RE = re.compile(
 )
 
 
+def fault_excerpt(text: str, pos: int, expected: str = "") -> str:
+    """The text at a fault, quoted up to its first character that differs from `expected` (the one character
+    at `pos` when nothing was expected): no more than every chunking has seen, so error messages do not
+    depend on how the output was split."""
+    n = 0
+    while n < len(expected) and pos + n < len(text) and text[pos + n] == expected[n]:
+        n += 1
+    return repr(text[pos : pos + n + 1])
+
+
 def hold_back_len(text: str, markers: tuple[str, ...]) -> int:
     """How much of the end of `text` could still grow into one of `markers`."""
     best = 0

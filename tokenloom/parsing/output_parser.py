@@ -161,6 +161,9 @@ class AutoOutputParser:
                 self._pending = self._pending[cut:]
                 return
             self._emit(self._pending[:index], out)
+            if self._markers() != markers:  # that text started the content: "to=self<|message|>" is no
+                self._pending = self._pending[index:]  # reasoning header any more, look again
+                continue
             self._pending = self._pending[index + len(marker) :]
             self._on_marker(marker, out)
 
@@ -230,13 +233,16 @@ class AutoOutputParser:
         trigger_end = len(self._trigger)
         if left.rest_at is not None and left.rest_at >= trigger_end:
             rest = section.text[left.rest_at :]
+            if left.failed or self._content_started:  # "Hi <call> after" reads "Hi  after": the
+                # section's place keeps its whitespace, still sent only when more content follows
+                self._ws = self._section_ws
         else:  # the trigger itself is plain text now; it is not scanned again, so parsing moves on
             rest = section.text[trigger_end:]
             if not self._virtual:
                 self._ws = self._section_ws  # "Hi <tool_call>{bad" stays "Hi <tool_call>{bad"
                 self._emit(section.text[left.rest_at or 0 : trigger_end], out)
         self._pending, self._section, self._virtual = rest, None, False
-        if left.failed:  # the text goes on as output where it was: no fresh start
+        if left.failed or self._content_started:  # the text goes on as output where it was
             self._mode = _Mode.CONTENT
         else:
             self._switch(_Mode.CONTENT)

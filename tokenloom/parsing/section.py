@@ -17,6 +17,7 @@ from tokenloom.parsing.arguments import (
     relaxed_end,
     relaxed_to_json,
 )
+from tokenloom.parsing.markers import fault_excerpt
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
     SLOT_CALL,
@@ -186,7 +187,7 @@ class SectionParser:
                 continue
             if part.startswith(self.text[self.pos :]):
                 raise self._need_more(repr(literal))
-            raise SectionError(f"expected {literal.strip()!r} at {self.text[self.pos : self.pos + 30]!r}")
+            raise SectionError(f"expected {literal.strip()!r} at {fault_excerpt(self.text, self.pos, part)}")
 
     def _until(self, stops: tuple[str, ...]) -> str:
         best = -1
@@ -219,7 +220,7 @@ class SectionParser:
         if self.pos >= len(self.text):
             raise self._need_more("JSON")
         if self.text[self.pos] not in "{[":
-            raise SectionError(f"expected JSON at {self.text[self.pos : self.pos + 30]!r}")
+            raise SectionError(f"expected JSON at {fault_excerpt(self.text, self.pos)}")
         end = json_end(self.text, self.pos)
         if end < 0:
             raise self._need_more("the end of the JSON")
@@ -278,7 +279,7 @@ class SectionParser:
         if self.pos >= len(self.text):
             raise self._need_more("arguments")
         if self.text[self.pos] != "{":
-            raise SectionError(f"expected arguments at {self.text[self.pos : self.pos + 30]!r}")
+            raise SectionError(f"expected arguments at {fault_excerpt(self.text, self.pos)}")
         end = relaxed_end(self.text, self.pos, self.s.string_quote)
         if end < 0:
             raise self._need_more("the end of the arguments")
@@ -293,7 +294,7 @@ class SectionParser:
         if self.pos >= len(self.text):
             raise self._need_more("arguments")
         if self.text[self.pos] != "(":
-            raise SectionError(f"expected '(' at {self.text[self.pos : self.pos + 30]!r}")
+            raise SectionError(f"expected '(' at {fault_excerpt(self.text, self.pos)}")
         end = pythonic_end(self.text, self.pos)
         if end < 0:
             raise self._need_more("the end of the arguments")

@@ -3,7 +3,7 @@ canonical JSON (`dump_arguments` of the final value) in pieces, each a prefix th
 
 One reader per argument format: JSON bodies and {call} objects are re-encoded character by character
 (`canonical_json.py`); tagged bodies go out one argument at a time, string values as they grow; relaxed
-objects and Python calls go out whole when they close. Knows nothing of events or sections.
+objects and Python calls one argument at a time too (`stream_pairs.py`). Knows nothing of events or sections.
 """
 
 from __future__ import annotations
@@ -11,18 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from tokenloom.parsing.arguments import (
-    ArgumentsError,
-    dump_arguments,
-    pythonic_arguments,
-    pythonic_end,
-    relaxed_end,
-    relaxed_to_json,
-)
+from tokenloom.parsing.arguments import dump_arguments
 from tokenloom.parsing.canonical_json import JsonReencoder
+from tokenloom.parsing.stream_pairs import PairArgs
 from tokenloom.parsing.stream_tagged import TaggedArgs
 from tokenloom.parsing.structures import ArgumentFormat, ToolCallStructure
-from tokenloom.parsing.tagged import skip_ws
 
 
 class ArgsStream(Protocol):
@@ -164,62 +157,6 @@ class CallObject(JsonArgs):
         return ""
 
 
-class WholeArgs:
-    """Relaxed objects (Gemma 4) and Python calls (LFM2): converted in one piece when they close."""
-
-    def __init__(self, start: int, structure: ToolCallStructure) -> None:
-        self._pythonic = structure.argument_format is ArgumentFormat.PYTHONIC
-        self._quote = structure.string_quote
-        self._start = self.settled = start
-        self._checked = start  # text before this holds no closing bracket not yet tried
-        self.end = -1
-        self.error = ""
-        self._text = ""
-
-    @property
-    def done(self) -> bool:
-        return self.end >= 0
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.error)
-
-    def feed(self, text: str, final: bool) -> None:
-        if self.done or self.failed:
-            return
-        # Only a closing bracket can end the arguments: look again when one arrives (or at the end).
-        closers = ")]}" if self._pythonic else "]}"
-        new, self._checked = text[self._checked :], len(text)
-        if not final and not any(ch in new for ch in closers):
-            return
-        start = self._start if self._pythonic else skip_ws(text, self._start, len(text))
-        if start >= len(text):
-            return
-        opener = "(" if self._pythonic else "{"
-        if text[start] != opener:
-            self.error = f"expected {opener!r} at {text[start : start + 30]!r}"
-            return
-        end = pythonic_end(text, start) if self._pythonic else relaxed_end(text, start, self._quote)
-        if end < 0:
-            return
-        try:
-            if self._pythonic:
-                value: Any = pythonic_arguments(text[start:end])
-            else:
-                value = relaxed_to_json(text[start:end], self._quote)
-        except ArgumentsError as exc:
-            self.error = str(exc)
-            return
-        if not isinstance(value, dict):
-            self.error = "arguments are not a JSON object"
-            return
-        self._text, self.end, self.settled = dump_arguments(value), end, end
-
-    def take(self) -> str:
-        text, self._text = self._text, ""
-        return text
-
-
 class NoArgs:
     """A call pattern without an arguments slot: the arguments are empty."""
 
@@ -251,5 +188,5 @@ def make_args_stream(
     if fmt is ArgumentFormat.JSON:
         return JsonArgs(start)
     if fmt in (ArgumentFormat.RELAXED_OBJECT, ArgumentFormat.PYTHONIC):
-        return WholeArgs(start, structure)
+        return PairArgs(start, structure)
     return TaggedArgs(start, structure, schema, stops)

@@ -115,6 +115,9 @@ class ToolCallStructure:
     name_path: tuple[str, ...] = ()
     args_path: tuple[str, ...] = ()  # e.g. ("arguments",), ("parameters",)
     id_path: tuple[str, ...] = ()  # e.g. ("id",), ("tool_call_id",); empty when absent
+    # JSON call objects: every leaf in the order the template writes it, as a slot or a constant's JSON,
+    # e.g. ((("id",), "{id}"), (("type",), '"function"'), (("function", "name"), "{name}"), ...)
+    call_fields: tuple[tuple[tuple[str, ...], str], ...] = ()
     argument_format: ArgumentFormat = ArgumentFormat.JSON
     arg_prefix: str = ""  # e.g. "<parameter=", "<arg_key>", '<parameter name="'
     arg_suffix: str = ""  # between key and value, e.g. ">\n", "</arg_key>\n<arg_value>", '" string="'
@@ -126,6 +129,9 @@ class ToolCallStructure:
     recipient_delimiter: str = ""  # RECIPIENT_BASED: e.g. ">>>", ending the generation prompt too
     content_recipient: str = ""  # RECIPIENT_BASED: the recipient that means "plain content", e.g. "all"
     call_id_template: str = ""  # ids the model writes itself, e.g. "functions.{name}:{index}" (Kimi)
+    # Whitespace the template writes between the generation prompt and a turn's first call, e.g. " "
+    # (muse-glimmer: "<|start|>assistant" + " to=NAME<|message|>"), "\n" (Apriel 1.5)
+    call_lead: str = ""
     # What ends a turn of calls when no section marker does, e.g. "<|eom_id|>", "<|tool_response>"
     stop_markers: tuple[str, ...] = ()
     requires_nonnull_content: bool = False  # the template prints None for null content

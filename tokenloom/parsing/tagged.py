@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from tokenloom.parsing.arguments import ArgumentsError, convert_value, schema_types
+from tokenloom.parsing.markers import fault_excerpt
 from tokenloom.parsing.structures import ToolCallStructure
 
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
@@ -62,7 +63,7 @@ def read_key(text: str, pos: int, end: int, syntax: TagSyntax, complete: bool) -
     if not text.startswith(prefix, pos, end):
         if not complete and prefix.startswith(text[pos:end]):
             return None
-        raise ArgumentsError(f"expected {prefix!r} at {text[pos : min(end, pos + 20)]!r}")
+        raise ArgumentsError(f"expected {prefix!r} at {fault_excerpt(text[:end], pos, prefix)}")
     pos += len(prefix)
     key_end = text.find(suffix, pos, end) if suffix else pos
     if key_end < 0:

@@ -106,6 +106,7 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
                 null = prober.output({"role": "assistant", "content": None, "tool_calls": one})
                 if null is not None and "None" in null and "None" not in o1:
                     structure = _replace(structure, requires_nonnull_content=True)
+                structure = _replace(structure, call_lead=_call_lead(o1, structure))
                 if flat:
                     notes.append("the template reads tools without the OpenAI 'function' wrapper")
                 if id_a != ID_A:
@@ -117,6 +118,13 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
         else "the template renders no tool calls"
     )
     return ToolCallStructure()
+
+
+def _call_lead(output: str, structure: ToolCallStructure) -> str:
+    """The whitespace before the first call of a calls-only turn: a forced call writes it too."""
+    starts = [i for trigger in structure.triggers if (i := output.find(trigger)) >= 0]
+    lead = output[: min(starts)] if starts else ""
+    return lead if not lead.strip() else ""
 
 
 _TAG_FORMATS = (ArgumentFormat.TAGGED, ArgumentFormat.KEY_VALUE_TAGS)
@@ -196,6 +204,7 @@ def _derive(
     before, after = s1[: loc1.start], s1[loc1.end :]
     call_start, section_start, call_end, separator, section_end = before, "", after, "", ""
     b2: str | None = None
+    call_fields = loc1.fields
     parallel = False
     s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
     if s2 is not None:
@@ -220,6 +229,8 @@ def _derive(
                 section_end = tail2[len(call_end) :]  # one call rendered without the section's end
             if c2.kind != "call":
                 b2 = s2[c2.name_end : c2.args_start]
+            else:  # a constant is one only if the second call writes it too
+                call_fields = tuple(f for f in call_fields if f[1] in SLOTS or f in c2.fields)
     pattern: list[str] = []
     _split_slots(call_start, pattern)
     if loc1.kind == "call":
@@ -255,6 +266,7 @@ def _derive(
         name_path=name_path,
         args_path=args_path,
         id_path=id_path,
+        call_fields=call_fields,
         string_arguments=as_string,
         stop_markers=stops,
     )

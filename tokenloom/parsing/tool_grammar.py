@@ -6,6 +6,7 @@ compiler in `constrain/` turns it into token masks. Knows nothing of how that is
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tokenloom.grammar import (
@@ -66,10 +67,16 @@ def call_schema(structure: ToolCallStructure, name: str, params: dict[str, Any])
             "additionalProperties": False,
         }
     schema: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
-    _merge(schema, structure.name_path, {"const": name})
-    _merge(schema, structure.args_path, params)
-    if structure.id_path:
-        _merge(schema, structure.id_path, {"type": "string"})
+    # The constraint writes keys in schema order: follow the template's own order and constants (Phi-4-mini
+    # writes {"id": ..., "type": "function", "function": {...}}).
+    slots = {SLOT_NAME: {"const": name}, SLOT_ARGS: params, SLOT_ID: {"type": "string"}}
+    fields = structure.call_fields or (
+        (structure.name_path, SLOT_NAME),
+        (structure.args_path, SLOT_ARGS),
+        *(((structure.id_path, SLOT_ID),) if structure.id_path else ()),
+    )
+    for path, value in fields:
+        _merge(schema, path, slots[value] if value in slots else {"const": json.loads(value)})
     for key in schema["properties"]:
         if key not in schema["required"]:
             schema["required"].append(key)
@@ -183,12 +190,17 @@ def _call(structure: ToolCallStructure, name: str, params: dict[str, Any]) -> No
 
 
 def tool_call_grammar(
-    analysis: TemplateAnalysis, tools: list[dict[str, Any]] | None, *, parallel: bool | None = None
+    analysis: TemplateAnalysis,
+    tools: list[dict[str, Any]] | None,
+    *,
+    parallel: bool | None = None,
+    forced: bool = False,
 ) -> ToolCallGrammar | None:
     """Triggers and grammar of the tool-call section for these tools; None when calls can't be written.
 
     `parallel`: several calls in one section (the request's parallel_tool_calls); None: what the template
-    can render.
+    can render. `forced`: the root starts right after the generation prompt (tool_choice "required" or a
+    named function), so it begins with the whitespace the template writes there (muse-glimmer's " to=").
     """
     if parallel is None:
         parallel = analysis.caps.supports_parallel_calls
@@ -210,6 +222,8 @@ def tool_call_grammar(
         first = structure.call_pattern[0] if structure.call_pattern else ""
         if first not in SLOTS and first != first.lstrip():
             root = _strip_leading(root)
+    if forced and structure.call_lead:
+        root = Sequence((Literal(structure.call_lead), root))
     return ToolCallGrammar(triggers=_precise_triggers(analysis, [n for n, _ in functions]), root=root)
 
 

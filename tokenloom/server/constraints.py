@@ -39,7 +39,7 @@ def _closed(schema: Any) -> Any:
 
 
 def _tool_grammar(
-    chat_format: ChatFormat, tools: list[dict[str, Any]], parallel: bool | None
+    chat_format: ChatFormat, tools: list[dict[str, Any]], parallel: bool | None, forced: bool
 ) -> g.ToolCallGrammar | None:
     """The template's tool-call section for these tools, each call an object of exactly its declared keys."""
     closed = []
@@ -48,7 +48,7 @@ def _tool_grammar(
         closed.append(
             {**tool, "function": {**function, "parameters": _closed(function.get("parameters", {}))}}
         )
-    grammar = tool_call_grammar(analyze(chat_format.template), closed, parallel=parallel)
+    grammar = tool_call_grammar(analyze(chat_format.template), closed, parallel=parallel, forced=forced)
     return None if grammar is None else g.ToolCallGrammar(grammar.triggers, _close_calls(grammar.root))
 
 
@@ -121,7 +121,7 @@ def constraint_spec(request: ChatCompletionRequest, chat_format: ChatFormat) -> 
         return _harmony_spec(request)
     forced = _forced_tools(request)
     if forced is not None:
-        grammar = _tool_grammar(chat_format, forced, request.parallel_tool_calls)
+        grammar = _tool_grammar(chat_format, forced, request.parallel_tool_calls, forced=True)
         if grammar is None:
             raise InvalidRequest(
                 "this model's chat template has no tool-call format that could be forced", param="tool_choice"
@@ -132,7 +132,7 @@ def constraint_spec(request: ChatCompletionRequest, chat_format: ChatFormat) -> 
         return spec
     if request.tools and request.tool_choice in (None, "auto"):
         tools = [t.model_dump(exclude_none=True) for t in request.tools]
-        grammar = _tool_grammar(chat_format, tools, request.parallel_tool_calls)
+        grammar = _tool_grammar(chat_format, tools, request.parallel_tool_calls, forced=False)
         if grammar is not None:
             return {"tool_calls": grammar, "lazy": True, "param": "tools"}
     return None

@@ -38,8 +38,9 @@ def random_pieces(text: str, seed: int) -> list[str]:
     return pieces
 
 
-def joined(events: list[Event]) -> tuple[str, str, dict[int, str], list[str]]:
-    """Concatenated content, reasoning and per-call argument deltas, and the error kinds."""
+def joined(events: list[Event]) -> tuple[str, str, dict[int, str], list[str], list[str]]:
+    """Concatenated content, reasoning and per-call argument deltas, the error kinds and error messages
+    (chunking must change none of them)."""
     content = "".join(e.text for e in events if isinstance(e, ContentDelta))
     reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
     args: dict[int, str] = {}
@@ -47,4 +48,5 @@ def joined(events: list[Event]) -> tuple[str, str, dict[int, str], list[str]]:
         if isinstance(e, ToolCallArgsDelta):
             args[e.index] = args.get(e.index, "") + e.text
     errors = [e.kind for e in events if isinstance(e, ParseError)]
-    return content, reasoning, args, errors
+    messages = [e.message for e in events if isinstance(e, ParseError)]
+    return content, reasoning, args, errors, messages

@@ -76,7 +76,7 @@ def test_parallel_calls_and_content_around_them() -> None:
     second = CALL.replace("Oslo", "Rome")
     events = feed_all(parser, list(f"Checking both.\n{CALL}\n{second}\nDone."))
     message = parser.message()
-    assert message.content == "Checking both.Done."
+    assert message.content == "Checking both.\n\n\nDone."  # the text with the two sections cut out
     assert [json.loads(c.arguments)["location"] for c in message.tool_calls] == ["Oslo", "Rome"]
     assert [c.id for c in message.tool_calls] == ["call_0", "call_1"]
     starts = [e for e in events if isinstance(e, ToolCallStart)]

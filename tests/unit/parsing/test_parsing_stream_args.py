@@ -11,9 +11,11 @@ from parsing_helpers import feed_all, joined, random_pieces, read_template
 
 from tokenloom.events import Event, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
 from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.arguments import dump_arguments, pythonic_arguments, relaxed_to_json
 from tokenloom.parsing.canonical_json import JsonReencoder
 from tokenloom.parsing.output_parser import AutoOutputParser, make_output_parser
 from tokenloom.parsing.roundtrip import CODE, TOOLS, round_trip_cases
+from tokenloom.parsing.stream_pairs import PairArgs
 
 QWEN25 = "Qwen-Qwen2.5-7B-Instruct.jinja"
 CODER = "Qwen3-Coder.jinja"
@@ -165,7 +167,42 @@ def test_cdata_values_go_out_whole_without_the_wrapper() -> None:
     assert joined(events)[2] == {0: json.dumps({"code": LONG_CODE}, ensure_ascii=False)}
 
 
-CUT_TEMPLATES = [QWEN25, CODER, MISTRAL, "GLM-4.7-Flash.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja"]
+GEMMA4 = "google-gemma-4-31B-it.jinja"
+LFM2 = "LFM2.5-8B-A1B.jinja"
+CUT_TEMPLATES = [
+    QWEN25,
+    CODER,
+    MISTRAL,
+    "GLM-4.7-Flash.jinja",
+    "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    GEMMA4,
+    LFM2,
+]
+
+
+@pytest.mark.parametrize("name", [GEMMA4, LFM2])
+def test_relaxed_and_python_arguments_stream_one_argument_at_a_time(name: str) -> None:
+    """Gemma 4's `{days:3,location:<|"|>Paris<|"|>}` and LFM2's `(location='Paris', days=3)`: each argument
+    goes out once the comma after it arrives, before the call closes."""
+    template = read_template(name)
+    case = next(c for c in round_trip_cases(template, name) if c.label == "two parallel calls")
+    parser = make_output_parser(analyze(template), tools=TOOLS, generation_prompt=case.generation_prompt)
+    events: list[Event] = []
+    first_arg_at = close_at = -1
+    for i, ch in enumerate(case.output):
+        events += parser.feed(ch)
+        if first_arg_at < 0 and any(isinstance(e, ToolCallArgsDelta) and '": ' in e.text for e in events):
+            first_arg_at = i
+        if close_at < 0 and any(isinstance(e, ToolCallEnd) for e in events):
+            close_at = i
+    events += parser.finish()
+    assert 0 <= first_arg_at < close_at
+    deltas = [e.text for e in events if isinstance(e, ToolCallArgsDelta) and e.index == 1]
+    assert deltas[0] == "{" and len(deltas) == 3  # "{", the code, then the options and "}"
+    expected = [json.loads(c.arguments) for c in case.expected.tool_calls]
+    arguments = [c.arguments for c in parser.message().tool_calls]
+    assert [json.loads(a) for a in arguments] == expected
+    assert joined(events)[2] == dict(enumerate(arguments))
 
 
 @pytest.mark.parametrize("name", CUT_TEMPLATES)
@@ -187,3 +224,42 @@ def test_output_cut_anywhere_parses_the_same_in_any_chunking(name: str) -> None:
             assert joined(events)[2] == {i: c.arguments for i, c in enumerate(calls) if c.arguments}
             results.append((parser.message(), joined(events)))
         assert results[0] == results[1] == results[2], text
+
+
+def _pairs(name: str, pieces: list[str]) -> tuple[PairArgs, str]:
+    reader, text, out = PairArgs(0, analyze(read_template(name)).tools), "", ""
+    for piece in pieces:
+        text += piece
+        reader.feed(text, False)
+        out += reader.take()
+    reader.feed(text, True)
+    return reader, out + reader.take()
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [
+        (GEMMA4, '{a:<|"|>x, y}<|"|>,b:[1,{c:<|"|>]<|"|>}],d:"q,\\"}",e:true,f:null}'),
+        (GEMMA4, " {}"),
+        (LFM2, "(a='x, y)', b=[1, {'c': ']'}], d=\"q,\\\"\", e=True, f=None,)"),
+        (LFM2, "(s='it\\'s\nok', t=(1, 2))"),
+        (LFM2, "()"),
+    ],
+)
+def test_pair_arguments_match_the_whole_reading_in_any_chunking(name: str, raw: str) -> None:
+    quote = analyze(read_template(name)).tools.string_quote
+    whole = pythonic_arguments(raw) if name == LFM2 else relaxed_to_json(raw.strip(), quote)
+    for pieces in ([raw], list(raw), random_pieces(raw, 5)):
+        reader, out = _pairs(name, pieces)
+        assert reader.done and not reader.failed, reader.error
+        assert out == dump_arguments(whole) and reader.end == len(raw)
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [(GEMMA4, "{a:1,a:2}"), (GEMMA4, "{a:1,}"), (GEMMA4, "[1]"), (LFM2, "(1, a=2)"), (LFM2, "(a=1, a=2)")],
+)
+def test_pair_arguments_reject_duplicates_and_bad_pairs(name: str, raw: str) -> None:
+    for pieces in ([raw], list(raw)):
+        reader, _ = _pairs(name, pieces)
+        assert reader.failed and not reader.done
