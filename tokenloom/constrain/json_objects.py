@@ -120,8 +120,8 @@ class ObjFrame:
         """The name grows by the (decoded) character `ch`."""
         s = self.schema
         key = None if self.key is None else self.key + ch
-        pats = tuple(None if d is None else d.step(ch) for d in self.pats)
-        live = any(d is not None for d in pats)
+        pats = tuple(None if d is None else d.step(ch) for d in self.pats) if self.pats else ()
+        live = bool(pats) and any(d is not None for d in pats)
         if key is not None and not _next_known(s, self.pos, key):
             if s.additional is None and not live:
                 return []
@@ -204,7 +204,7 @@ class ObjFrame:
             ws = WsFrame(0, self.depth)
             return [(after, ws, ValueFrame(self.value, self.depth), ws)]
         if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):
-            pats = tuple(r.initial for r in s.pattern_props)
+            pats = tuple(r.initial for r in s.pattern_props) if s.pattern_props else ()
             return [(ObjFrame(s, Phase.KEY, self.pos, self.num, "", None, self.depth, 0, pats),)]
         if c == "}" and ph is not Phase.AFTER_COMMA and self._can_close():
             return [()]
