@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokenloom.constrain.charset import EMPTY, CharSet
-from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, _stack_run
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, stack_run
 from tokenloom.constrain.schema_ir import Combo
 
 Subs = tuple[ParserState | None, ...]
@@ -34,7 +34,7 @@ def start_combo(combo: Combo, c: str, depth: int) -> Replacements:
 
 def _stack_runs(st: ParserState) -> list[FreeRun | None]:
     """The free run of each stack of a part (a part may hold several stacks, e.g. an anyOf)."""
-    return [None if r is None else r[0] for r in (_stack_run(stack) for stack in st.stacks)]
+    return [None if r is None else r[0] for r in (stack_run(stack) for stack in st.stacks)]
 
 
 def _finished(st: ParserState) -> bool:

@@ -167,7 +167,7 @@ class ParserState:
         """
         if not self._has_free:
             self._has_free = True
-            runs = [_stack_run(stack) for stack in self.stacks]
+            runs = [stack_run(stack) for stack in self.stacks]
             if runs and all(r is not None and r == runs[0] for r in runs):
                 self._free = runs[0]
             elif runs and all(r is not None and r[0].remaining is None and not r[0].stateful for r in runs):
@@ -198,7 +198,7 @@ class ParserState:
             top = stack[-1] if stack else None
             hint = top.delegate() if top is not None and hasattr(top, "delegate") else None
             if hint is None and top is not None:
-                run = _stack_run(stack)  # a stack already in an unlimited run is its own target
+                run = stack_run(stack)  # a stack already in an unlimited run is its own target
                 if run is not None and run[0].remaining is None and not run[0].stateful:
                     hint = (run[0].klass, top)
             if hint is None:
@@ -228,7 +228,8 @@ class ParserState:
         return self.grammar.state(tuple(dict.fromkeys((*stack[:-1], top) for stack in self.stacks)))
 
 
-def _stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:
+def stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:
+    """The free run of the stack's top frame, when nothing below could take its characters."""
     if not stack:
         return None
     top = stack[-1]
