@@ -60,12 +60,17 @@ async def run_agent(request: Request) -> Response:
     body = chat_request(run)
     state.check_model(body.model)
     started = time.monotonic()
-    handle, prompt_text = await submit_chat(state, body)
+    submitted = await submit_chat(state, body)
+    handle = submitted.handle
     _, chat_format = state.ready()
-    events = events_of(handle, chat_format.output_parser(body, prompt_text), state.metrics, started)
+    events = events_of(handle, chat_format.output_parser(body, submitted.prompt_text), state.metrics, started)
     encoder = AguiEncoder(run.thread_id, run.run_id, state.model_id)
     sse = EventEncoder()
-    return StreamingResponse(_stream_run(encoder, sse, events, handle), media_type=sse.get_content_type())
+    return StreamingResponse(
+        _stream_run(encoder, sse, events, handle),
+        media_type=sse.get_content_type(),
+        headers=submitted.headers(),
+    )
 
 
 async def _stream_run(

@@ -8,7 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -44,7 +44,22 @@ async def list_models(request: Request) -> dict[str, Any]:
     }
 
 
-async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[JobHandle, str]:
+class Submitted(NamedTuple):
+    """A chat request in the engine: its handle, rendered prompt and what its constraint leaves out."""
+
+    handle: JobHandle
+    prompt_text: str
+    unenforced: frozenset[str]  # schema keywords accepted but not enforced (e.g. "contains")
+
+    def headers(self) -> dict[str, str]:
+        """`X-Tokenloom-Unenforced`: so a client knows its output may break those keywords."""
+        return {UNENFORCED_HEADER: ", ".join(sorted(self.unenforced))} if self.unenforced else {}
+
+
+UNENFORCED_HEADER = "X-Tokenloom-Unenforced"
+
+
+async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> Submitted:
     engine, chat_format = state.ready()
     cached_system = state.cached_system_message
     has_system = any(m.role in ("system", "developer") for m in body.messages)
@@ -71,7 +86,7 @@ async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> tuple[
         params = dataclasses.replace(params, stop=params.stop + chat_format.extra_stops())
     constraint = await build_constraint(body, chat_format, engine.vocab)
     handle = engine.submit(prompt, params, constraint=constraint, cache_prefix_len=cache_len)
-    return handle, text
+    return Submitted(handle, text, constraint.unenforced if constraint is not None else frozenset())
 
 
 @router.post("/v1/chat/completions")
@@ -80,16 +95,19 @@ async def chat_completions(request: Request) -> Response:
     body = validate_body(ChatCompletionRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
     started = time.monotonic()
-    handle, prompt_text = await submit_chat(state, body)
+    submitted = await submit_chat(state, body)
+    handle = submitted.handle
     _, chat_format = state.ready()
-    parser = chat_format.output_parser(body, prompt_text)
+    parser = chat_format.output_parser(body, submitted.prompt_text)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     model = state.model_id
     events = events_of(handle, parser, state.metrics, started)
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
         encoder = ChunkEncoder(completion_id, model, include_usage=include_usage)
-        return StreamingResponse(_stream_chat(encoder, events, handle), media_type="text/event-stream")
+        return StreamingResponse(
+            _stream_chat(encoder, events, handle), media_type="text/event-stream", headers=submitted.headers()
+        )
 
     async def collect() -> dict[str, Any]:
         collector = ResponseCollector()
@@ -104,7 +122,7 @@ async def chat_completions(request: Request) -> Response:
         raise
     if result is None:
         return Response(status_code=499)
-    return JSONResponse(result)
+    return JSONResponse(result, headers=submitted.headers())
 
 
 async def _stream_chat(
