@@ -132,54 +132,25 @@ class ObjFrame:
         return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats),)]
 
     def _key_escape(self, c: str) -> Replacements:
+        """A backslash escape inside a name (`esc` 1: after the backslash, 2..5: \\uXXXX digits)."""
         esc = self.esc
         if esc == 0:
-            return [
-                (
-                    ObjFrame(
-                        self.schema, Phase.KEY, self.pos, self.num, self.key, None, self.depth, 1, self.pats
-                    ),
-                )
-            ]
+            return [(self._escaping(1, 0),)]
         if esc == 1:
             if c == "u":
-                return [
-                    (
-                        ObjFrame(
-                            self.schema,
-                            Phase.KEY,
-                            self.pos,
-                            self.num,
-                            self.key,
-                            None,
-                            self.depth,
-                            2,
-                            self.pats,
-                        ),
-                    )
-                ]
+                return [(self._escaping(2, 0),)]
             return self._key_char(ESCAPES[c]) if c in ESCAPES else []
         if c not in "0123456789abcdefABCDEF":
             return []
         code = self.code * 16 + int(c, 16)
         if esc < 5:
-            return [
-                (
-                    ObjFrame(
-                        self.schema,
-                        Phase.KEY,
-                        self.pos,
-                        self.num,
-                        self.key,
-                        None,
-                        self.depth,
-                        esc + 1,
-                        self.pats,
-                        code,
-                    ),
-                )
-            ]
+            return [(self._escaping(esc + 1, code),)]
         return self._key_char(chr(code))
+
+    def _escaping(self, esc: int, code: int) -> ObjFrame:
+        return ObjFrame(
+            self.schema, Phase.KEY, self.pos, self.num, self.key, None, self.depth, esc, self.pats, code
+        )
 
     def feed(self, c: str) -> Replacements:
         ph, s = self.phase, self.schema

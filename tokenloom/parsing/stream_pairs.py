@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tokenloom.parsing.arg_reader import ArgReader
 from tokenloom.parsing.arguments import (
     ArgumentsError,
     dump_arguments,
@@ -19,12 +20,13 @@ from tokenloom.parsing.structures import ArgumentFormat, ToolCallStructure
 from tokenloom.parsing.tagged import skip_ws
 
 
-class PairArgs:
+class PairArgs(ArgReader):
     """Arguments as `key:value` (relaxed) or `key=value` (Python) pairs between brackets, streamed one
     argument at a time. A scanner tracks bracket depth and strings, so a comma inside a value or a string
     never ends an argument; the whole text is read again at the close and must give the same JSON."""
 
     def __init__(self, start: int, structure: ToolCallStructure) -> None:
+        super().__init__()
         self._pythonic = structure.argument_format is ArgumentFormat.PYTHONIC
         self._opener, self._closer = ("(", ")") if self._pythonic else ("{", "}")
         # String delimiters: Gemma 4's custom quote has no escapes; the others take backslash escapes.
@@ -38,22 +40,6 @@ class PairArgs:
         self._pair_at = 0  # where the current argument's text starts
         self._keys: list[str] = []
         self._sent: list[str] = []
-        self._out: list[str] = []
-        self.end = -1
-        self.error = ""
-
-    @property
-    def done(self) -> bool:
-        return self.end >= 0
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.error)
-
-    def take(self) -> str:
-        text = "".join(self._out)
-        self._out.clear()
-        return text
 
     def feed(self, text: str, final: bool) -> None:
         if self.done or self.failed:

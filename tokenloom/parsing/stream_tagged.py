@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tokenloom.parsing.arg_reader import ArgReader
 from tokenloom.parsing.arguments import ArgumentsError, schema_types
 from tokenloom.parsing.markers import hold_back_len
 from tokenloom.parsing.structures import ToolCallStructure
@@ -15,38 +16,24 @@ from tokenloom.parsing.tagged import CDATA_OPEN, read_key, skip_ws, tag_syntax, 
 _NEVER = 1 << 62  # a stream position no text reaches
 
 
-class TaggedArgs:
+class TaggedArgs(ArgReader):
     """Tagged arguments: "{" at once, then each argument when its closing tag arrives; a value the schema
     types as a plain string goes out as it grows (holding back what may still be the closing tag)."""
 
     def __init__(self, start: int, structure: ToolCallStructure, schema: Any, stops: tuple[str, ...]) -> None:
+        super().__init__()
         self._structure, self._syntax, self._schema = structure, tag_syntax(structure), schema
         self._stops = stops  # where the body ends, e.g. ("</function>",); () = at the end of the output
         self._stop_from = start  # no stop starts before this
         self._view, self._complete = start, False  # the body is text[:_view]; complete: it ends there
         self._pos = self.settled = start
-        self.end = -1
-        self.error = ""
-        self._out = ["{"]
+        self._out.append("{")
         self._keys: set[str] = set()
         self._key: str | None = None  # the argument being read
         self._value_at = self._close_from = 0
         self._stream_from = -1  # where the streamed value starts (-1: undecided or not streamed)
         self._streamed_to = 0
         self._sent: list[str] = []  # canonical text of the current argument already handed out
-
-    @property
-    def done(self) -> bool:
-        return self.end >= 0
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.error)
-
-    def take(self) -> str:
-        text = "".join(self._out)
-        self._out.clear()
-        return text
 
     def feed(self, text: str, final: bool) -> None:
         if self.done or self.failed:
