@@ -15,10 +15,13 @@ import importlib.util
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from tokenloom.harmony import HarmonyOutputParser, HarmonyStreamParser
 

@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.output_parser import make_output_parser
