@@ -46,31 +46,15 @@ class ChatOptions(TypedDict, total=False):
 def render_chat_request(
     messages: Sequence[Mapping[str, Any]],
     *,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    reasoning_effort: str | None = None,
-    response_format: Mapping[str, Any] | None = None,
-    builtin_tools: Sequence[str] = (),
-    model_identity: str | None = None,
-    knowledge_cutoff: str | None = "2024-06",
-    current_date: str | None = "today",
     add_generation_prompt: bool = True,
+    **options: Unpack[ChatOptions],
 ) -> str:
     """The harmony prompt for an OpenAI chat request, ending with `<|start|>assistant`.
 
     `current_date` "today" writes today's date as the gpt-oss template does; None leaves the line out.
     """
     return render_harmony_messages(
-        chat_to_harmony(
-            messages,
-            tools=tools,
-            reasoning_effort=reasoning_effort,
-            response_format=response_format,
-            builtin_tools=builtin_tools,
-            model_identity=model_identity,
-            knowledge_cutoff=knowledge_cutoff,
-            current_date=current_date,
-        ),
-        add_generation_prompt=add_generation_prompt,
+        chat_to_harmony(messages, **options), add_generation_prompt=add_generation_prompt
     )
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Request
@@ -115,14 +115,25 @@ async def chat_completions(request: Request) -> Response:
             collector.add(event)
         return collector.response(completion_id, model)
 
+    return await _collected(request, handle, collect(), submitted.headers())
+
+
+async def _collected(
+    request: Request,
+    handle: JobHandle,
+    collect: Coroutine[Any, Any, dict[str, Any]],
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """A non-streamed response: the collected body, or 499 once the client went away (the job is
+    cancelled then, and on any failure)."""
     try:
-        result = await until_done_or_disconnected(collect(), request.is_disconnected, handle.cancel)
+        result = await until_done_or_disconnected(collect, request.is_disconnected, handle.cancel)
     except BaseException:
         handle.cancel()
         raise
     if result is None:
         return Response(status_code=499)
-    return JSONResponse(result, headers=submitted.headers())
+    return JSONResponse(result, headers=headers)
 
 
 async def _stream_chat(
@@ -202,11 +213,4 @@ async def completions(request: Request) -> Response:
             raise EngineError("generation ended without a finish")
         return chunk("".join(parts), finish.reason, usage_body(finish.usage))
 
-    try:
-        result = await until_done_or_disconnected(collect(), request.is_disconnected, handle.cancel)
-    except BaseException:
-        handle.cancel()
-        raise
-    if result is None:
-        return Response(status_code=499)
-    return JSONResponse(result)
+    return await _collected(request, handle, collect())
