@@ -38,7 +38,7 @@ class Vocab(Protocol):
 class Node:
     """A trie node: keys[lo:hi] share the first `depth` bytes; keys[lo:end] are exactly that prefix."""
 
-    __slots__ = ("_children", "depth", "end", "hi", "lo", "maxes")
+    __slots__ = ("_children", "depth", "end", "hi", "lo")
 
     def __init__(self, trie: ByteTrie, lo: int, hi: int, depth: int) -> None:
         self.lo, self.hi, self.depth = lo, hi, depth
@@ -48,7 +48,6 @@ class Node:
             end += 1
         self.end = end
         self._children: dict[int, Node] | None = None
-        self.maxes: dict[object, int] = {}
 
     def children(self, trie: ByteTrie) -> dict[int, Node]:
         if self._children is None:
@@ -65,13 +64,6 @@ class Node:
                 i = j
             self._children = out
         return self._children
-
-    def max_of(self, key: object, values: npt.NDArray[np.int16]) -> int:
-        """Largest of `values[lo:hi]`, memoised per array (`key` names it)."""
-        m = self.maxes.get(key)
-        if m is None:
-            m = self.maxes[key] = int(values[self.lo : self.hi].max()) if self.hi > self.lo else 0
-        return m
 
 
 class ByteTrie:
