@@ -54,6 +54,11 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.add_argument(
         "--cors-origin", action="append", default=[], help="allowed browser origin (repeatable)"
     )
+    serve.add_argument(
+        "--allow-request-templates",
+        action="store_true",
+        help="accept a request's own `chat_template` (default: refused with a 400 naming the field)",
+    )
     serve.add_argument("--log-level", default="info")
     serve.set_defaults(func=run_serve)
 
@@ -61,8 +66,8 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from tokenloom.pipeline.chat_format import CacheMode
     from tokenloom.server.app import create_app
-    from tokenloom.server.prompting import CacheMode
     from tokenloom.server.state import ServerConfig, ServerState
 
     cache_mode: CacheMode = (
@@ -88,6 +93,7 @@ def run_serve(args: argparse.Namespace) -> int:
         cors_origins=tuple(args.cors_origin),
         reasoning_format=args.reasoning_format,
         chat_format=args.chat_format,
+        allow_request_templates=args.allow_request_templates,
     )
 
     def announce(state: ServerState) -> None:

@@ -95,3 +95,54 @@ class ToolCallGrammar:
 
     triggers: tuple[str, ...]  # e.g. ("<tool_call>",), ("[TOOL_CALLS]",), ("<|tool_call_begin|>",)
     root: Node
+
+
+@dataclass(frozen=True, slots=True)
+class JsonSchemaSpec:
+    """Output is one JSON value valid against a JSON Schema (kept as text so the spec stays hashable).
+
+    `strict` refuses keywords the compiler cannot enforce instead of reporting them as unenforced.
+    """
+
+    schema_json: str
+    strict: bool = False
+
+    @staticmethod
+    def of(schema: dict[str, Any] | bool, *, strict: bool = False) -> JsonSchemaSpec:
+        return JsonSchemaSpec(json.dumps(schema, sort_keys=False, separators=(",", ":")), strict)
+
+    @property
+    def schema(self) -> Any:
+        return json.loads(self.schema_json)
+
+
+@dataclass(frozen=True, slots=True)
+class JsonObjectSpec:
+    """Output is any JSON object (OpenAI's `json_object` mode)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RegexSpec:
+    """Output matches a regular expression whole."""
+
+    pattern: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSpec:
+    """Output follows a tool-call grammar: from the first token, or (`lazy`) once a trigger appears."""
+
+    grammar: ToolCallGrammar
+    lazy: bool = False
+
+
+ConstraintSpec = JsonSchemaSpec | JsonObjectSpec | RegexSpec | ToolCallSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Constrained:
+    """A spec with the request part it came from, a path such as "response_format.json_schema.schema" or
+    "tools": compile errors are named from it (the caller's adapter renames it for its own API)."""
+
+    spec: ConstraintSpec
+    source: str

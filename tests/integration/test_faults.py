@@ -26,7 +26,7 @@ USER = [{"role": "user", "content": "Hello"}]
         ({"messages": []}, "messages"),
         ({"messages": USER, "seed": 2**32 + 5}, "seed"),
         ({"messages": USER, "top_k": 2**40}, "top_k"),
-        ({"messages": USER, "logit_bias": {"999999999": 1}}, "logit_bias"),
+        ({"messages": USER, "logit_bias": {"999999999": 1}}, "logit_bias.999999999"),
         ({"messages": USER, "stop": [""]}, "stop[0]"),
         ({"messages": USER, "chat_template_kwargs": {"messages": []}}, "chat_template_kwargs.messages"),
         ({"messages": USER, "n": 3}, "n"),

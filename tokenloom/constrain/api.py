@@ -1,13 +1,13 @@
 """`compile(spec, vocab) -> Constraint` and `check_spec(spec)`: the entry points of structured output.
 
-spec is one of `{"json_schema": {...}}`, `{"json_object": True}`, `{"regex": "..."}`,
-`{"tool_calls": ToolCallGrammar, "lazy": bool}`; optional `"param"` names the request field for errors
-and `"strict": True` refuses schema keywords that cannot be enforced. Compiled grammars are cached.
+A spec is a typed `grammar.ConstraintSpec` (`JsonSchemaSpec`, `JsonObjectSpec`, `RegexSpec`,
+`ToolCallSpec`), optionally wrapped in `grammar.Constrained` whose `source` prefixes error locations.
+Tests and tools may still pass the older dict form (`{"json_schema": {...}}`, `{"regex": "..."}`, ...), which
+`spec_of` converts. Compiled grammars are cached by spec value.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -24,8 +24,17 @@ from tokenloom.constrain.trie import Vocab, trie_for
 from tokenloom.errors import GrammarError
 
 _CACHE_SIZE = 64
-_cache: OrderedDict[tuple[object, int], Compiled] = OrderedDict()
+_cache: OrderedDict[tuple[g.ConstraintSpec, int], Compiled] = OrderedDict()
 _cache_lock = threading.Lock()
+
+SpecLike = g.ConstraintSpec | g.Constrained | dict[str, Any]
+
+_DEFAULT_SOURCE: dict[type, str] = {
+    g.JsonSchemaSpec: "response_format.json_schema.schema",
+    g.JsonObjectSpec: "response_format",
+    g.RegexSpec: "response_format.regex",
+    g.ToolCallSpec: "tools",
+}
 
 
 def _object_schema() -> Schema:
@@ -36,68 +45,82 @@ def _object_schema() -> Schema:
     return obj
 
 
-def build(spec: dict[str, Any]) -> tuple[Stack, frozenset[str], tuple[str, ...]]:
-    """The start stack, unenforced keywords and lazy triggers of a spec (GrammarError if invalid)."""
+def spec_of(spec: SpecLike) -> g.Constrained:
+    """Any accepted spec form -> a typed spec with its error source (GrammarError for a malformed dict)."""
+    if isinstance(spec, g.Constrained):
+        return spec
+    if isinstance(spec, g.JsonSchemaSpec | g.JsonObjectSpec | g.RegexSpec | g.ToolCallSpec):
+        return g.Constrained(spec, _DEFAULT_SOURCE[type(spec)])
     if not isinstance(spec, dict):
         raise GrammarError("constraint spec must be an object", param="response_format")
+    typed: g.ConstraintSpec
     if "json_schema" in spec:
-        param = spec.get("param", "response_format.json_schema.schema")
-        comp = SchemaCompiler(spec["json_schema"], param)
-        root = comp.compile()
-        if spec.get("strict") and comp.unenforced:
-            raise GrammarError(f"unsupported schema keyword {sorted(comp.unenforced)[0]!r}", param=param)
-        return (ValueFrame(root), WsFrame()), frozenset(comp.unenforced), ()
-    if spec.get("json_object"):
-        return (ValueFrame(_object_schema()), WsFrame()), frozenset(), ()
-    if "regex" in spec:
+        typed = g.JsonSchemaSpec.of(spec["json_schema"], strict=bool(spec.get("strict")))
+    elif spec.get("json_object"):
+        typed = g.JsonObjectSpec()
+    elif "regex" in spec:
         pattern = spec["regex"]
         if not isinstance(pattern, str):
             raise GrammarError("regex must be a string", param=spec.get("param", "regex"))
+        typed = g.RegexSpec(pattern)
+    elif "tool_calls" in spec:
+        grammar = spec["tool_calls"]
+        if not isinstance(grammar, g.ToolCallGrammar):
+            raise GrammarError("tool_calls must be a ToolCallGrammar", param=spec.get("param", "tools"))
+        typed = g.ToolCallSpec(grammar, bool(spec.get("lazy")))
+    else:
+        raise GrammarError(
+            "unknown constraint: expected json_schema, json_object, regex or tool_calls",
+            param="response_format",
+        )
+    default = "regex" if isinstance(typed, g.RegexSpec) else _DEFAULT_SOURCE[type(typed)]
+    return g.Constrained(typed, str(spec.get("param", default)))
+
+
+def build(spec: SpecLike) -> tuple[Stack, frozenset[str], tuple[str, ...]]:
+    """The start stack, unenforced keywords and lazy triggers of a spec (GrammarError if invalid)."""
+    constrained = spec_of(spec)
+    typed, param = constrained.spec, constrained.source
+    if isinstance(typed, g.JsonSchemaSpec):
+        comp = SchemaCompiler(typed.schema, param)
+        root = comp.compile()
+        if typed.strict and comp.unenforced:
+            raise GrammarError(f"unsupported schema keyword {sorted(comp.unenforced)[0]!r}", param=param)
+        return (ValueFrame(root), WsFrame()), frozenset(comp.unenforced), ()
+    if isinstance(typed, g.JsonObjectSpec):
+        return (ValueFrame(_object_schema()), WsFrame()), frozenset(), ()
+    if isinstance(typed, g.RegexSpec):
         try:
-            return (RegexFrame(Regex(pattern).initial),), frozenset(), ()
+            return (RegexFrame(Regex(typed.pattern).initial),), frozenset(), ()
         except GrammarError as e:
-            raise GrammarError(e.message, param=spec.get("param", "regex")) from None
-    if "tool_calls" in spec:
-        tg = spec["tool_calls"]
-        param = spec.get("param", "tools")
-        if not isinstance(tg, g.ToolCallGrammar):
-            raise GrammarError("tool_calls must be a ToolCallGrammar", param=param)
-        lazy = bool(spec.get("lazy"))
-        if lazy and not any(tg.triggers):
-            raise GrammarError("a lazy tool-call grammar needs trigger texts", param=param)
-        section = Section(tg.root, param)
-        top = SeqFrame(section, g.Sequence((tg.root,)), 0)
-        return (top,), frozenset(section.unenforced), tuple(t for t in tg.triggers if t) if lazy else ()
-    raise GrammarError(
-        "unknown constraint: expected json_schema, json_object, regex or tool_calls", param="response_format"
-    )
+            raise GrammarError(e.message, param=param) from None
+    grammar = typed.grammar
+    if typed.lazy and not any(grammar.triggers):
+        raise GrammarError("a lazy tool-call grammar needs trigger texts", param=param)
+    section = Section(grammar.root, param)
+    top = SeqFrame(section, g.Sequence((grammar.root,)), 0)
+    triggers = tuple(t for t in grammar.triggers if t) if typed.lazy else ()
+    return (top,), frozenset(section.unenforced), triggers
 
 
-def check_spec(spec: dict[str, Any]) -> None:
+def check_spec(spec: SpecLike) -> None:
     """Validate a spec without a vocabulary (for an early 400 at the HTTP edge)."""
     build(spec)
 
 
-def _key(spec: dict[str, Any]) -> object:
-    if "tool_calls" in spec:
-        return ("tool_calls", spec["tool_calls"], bool(spec.get("lazy")))
-    try:
-        return json.dumps(spec, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return id(spec)
-
-
-def compile(spec: dict[str, Any], vocab: Vocab) -> Constraint:
-    """A fresh constraint for one request; the grammar and its masks are shared through a cache."""
+def compile(spec: SpecLike, vocab: Vocab) -> Constraint:
+    """A fresh constraint for one request; the grammar and its masks are shared through a cache keyed by
+    the spec's value (typed specs are hashable)."""
+    constrained = spec_of(spec)
     trie = trie_for(vocab)
-    key = (_key(spec), id(trie))
+    key = (constrained.spec, id(trie))
     with _cache_lock:
         compiled = _cache.get(key)
         if compiled is not None:
             _cache.move_to_end(key)
     triggers: tuple[str, ...] = ()
-    if compiled is None or "tool_calls" in spec:
-        start, unenforced, triggers = build(spec)
+    if compiled is None or isinstance(constrained.spec, g.ToolCallSpec):
+        start, unenforced, triggers = build(constrained)
         if compiled is None:
             compiled = Compiled(Grammar(start), trie, unenforced)
             with _cache_lock:

@@ -113,12 +113,11 @@ class Engine:
     ) -> JobHandle:
         """Queue a generation; raises ContextOverflow or Overloaded instead of accepting what can't run."""
         if not prompt:
-            raise ContextOverflow("the prompt is empty after tokenization", param="messages")
+            raise ContextOverflow("the prompt is empty after tokenization")
         if len(prompt) >= self.n_ctx_slot:
             raise ContextOverflow(
                 f"the prompt has {len(prompt)} tokens but a request may use at most {self.n_ctx_slot} "
-                f"tokens (prompt + output) on this server",
-                param="messages",
+                f"tokens (prompt + output) on this server"
             )
         job = Job(job_id=job_id, prompt=list(prompt), params=params, constraint=constraint)
         job.cache_prefix_len = min(cache_prefix_len, len(prompt) - 1)

@@ -8,8 +8,6 @@ from typing import Any
 
 import llama_cpp as llama
 
-from tokenloom.textmatch import partial_suffix_len
-
 
 @dataclass(frozen=True, slots=True)
 class SamplingParams:
@@ -108,7 +106,7 @@ class StopMatcher:
             out = self._pending[:first]
             self._pending = ""
             return out, True
-        keep = max(partial_suffix_len(self._pending, stop) for stop in self.stops)
+        keep = _held_back(self._pending, self.stops)
         cut = len(self._pending) - keep
         out, self._pending = self._pending[:cut], self._pending[cut:]
         return out, False
@@ -116,3 +114,14 @@ class StopMatcher:
     def flush(self) -> str:
         out, self._pending = self._pending, ""
         return out
+
+
+def _held_back(text: str, stops: tuple[str, ...]) -> int:
+    """How many characters at the end of `text` could still grow into one of `stops` (held back until
+    the next piece tells); stop strings are short, so trying each suffix length is cheap."""
+    longest = min(len(text), max((len(stop) for stop in stops), default=1) - 1)
+    for size in range(longest, 0, -1):
+        tail = text[-size:]
+        if any(stop.startswith(tail) for stop in stops):
+            return size
+    return 0

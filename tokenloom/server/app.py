@@ -19,11 +19,11 @@ from tokenloom.constrain.trie import trie_for
 from tokenloom.engine.engine import Engine
 from tokenloom.engine.model import DEFAULT_MODEL_ID, load_model
 from tokenloom.errors import TokenloomError
+from tokenloom.pipeline import Pipeline, PrefixPolicy, format_for_model
 from tokenloom.runtime import tune_gc
 from tokenloom.server import errors as error_handlers
 from tokenloom.server.agui_routes import router as agui_router
 from tokenloom.server.openai_routes import router as openai_router
-from tokenloom.server.prompting import ChatFormat
 from tokenloom.server.state import ServerConfig, ServerState
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def _load(state: ServerState) -> None:
     config = state.config
     loaded = load_model(config.model_path, progress=True)
     engine = Engine(loaded, config.engine)
-    state.chat_format = ChatFormat.for_model(
+    chat_format = format_for_model(
         engine.tokenizer,
         loaded.chat_template,
         config.chat_template_file,
@@ -95,7 +95,8 @@ def _load(state: ServerState) -> None:
     state.metrics.bind_engine_gauges(lambda: engine.stats().queued, lambda: engine.stats().busy_slots)
     trie_for(engine.vocab)  # the structured-output vocabulary trie, built once before the first request
     tune_gc()
-    state.engine = engine
+    policy = PrefixPolicy(config.cache_mode, config.cache_min_tokens)
+    state.pipeline = Pipeline(engine, chat_format, policy, observer=state.metrics)
 
 
 def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | None = None) -> FastAPI:
@@ -116,8 +117,8 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
         task = asyncio.create_task(load())
         yield
         task.cancel()
-        if state.engine is not None:
-            await asyncio.to_thread(state.engine.close)
+        if state.pipeline is not None:
+            await asyncio.to_thread(state.pipeline.engine.close)
 
     app = FastAPI(title="tokenloom", lifespan=lifespan)
     app.state.tokenloom = state

@@ -40,7 +40,6 @@ class ChunkEncoder:
     completion_id: str
     model: str
     include_usage: bool = False
-    also_reasoning_field: bool = False  # seed 001's `reasoning` beside `reasoning_content`
     created: int = field(default_factory=lambda: int(time.time()))
     _call_ids: dict[int, str] = field(default_factory=dict)
 
@@ -60,10 +59,7 @@ class ChunkEncoder:
         if isinstance(event, ContentDelta):
             return [self._chunk({"content": event.text})] if event.text else []
         if isinstance(event, ReasoningDelta):
-            delta = {"reasoning_content": event.text}
-            if self.also_reasoning_field:
-                delta["reasoning"] = event.text
-            return [self._chunk(delta)] if event.text else []
+            return [self._chunk({"reasoning_content": event.text})] if event.text else []
         if isinstance(event, ToolCallStart):
             self._call_ids[event.index] = event.id
             call = {
@@ -96,9 +92,12 @@ class ChunkEncoder:
         return []  # ToolCallEnd has no OpenAI delta; a ParseError's text already went out as content
 
     def error(self, message: str, type_: str = "server_error") -> dict[str, Any]:
-        chunk = self._chunk({}, "error")
-        chunk["error"] = {"message": message, "type": type_, "param": None, "code": None}
-        return chunk
+        return {**self._chunk({}, "error"), "error": stream_error(message, type_)}
+
+
+def stream_error(message: str, type_: str) -> dict[str, Any]:
+    """The `error` member of a chunk that ends a stream which failed after it started."""
+    return {"message": message, "type": type_, "param": None, "code": None}
 
 
 @dataclass(slots=True)
@@ -131,9 +130,7 @@ class ResponseCollector:
         elif isinstance(event, Finish):
             self.finish = event
 
-    def response(
-        self, completion_id: str, model: str, *, also_reasoning_field: bool = False
-    ) -> dict[str, Any]:
+    def response(self, completion_id: str, model: str) -> dict[str, Any]:
         finish = self.finish or Finish("stop")
         tool_calls = [
             {
@@ -148,8 +145,6 @@ class ResponseCollector:
             message["content"] = ""
         if self.reasoning:
             message["reasoning_content"] = "".join(self.reasoning)
-            if also_reasoning_field:
-                message["reasoning"] = message["reasoning_content"]
         if tool_calls:
             message["tool_calls"] = tool_calls
         extensions: dict[str, Any] = {
@@ -167,3 +162,46 @@ class ResponseCollector:
             "usage": usage_body(finish.usage),
             "extensions": extensions,
         }
+
+
+@dataclass(slots=True)
+class CompletionEncoder:
+    """Events -> `text_completion` chunks (streaming) or one `text_completion` (collected)."""
+
+    completion_id: str
+    model: str
+    created: int = field(default_factory=lambda: int(time.time()))
+    text: list[str] = field(default_factory=list)
+    finish: Finish | None = None
+
+    def chunk(self, text: str, finish: str | None, usage: Usage | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.completion_id,
+            "object": "text_completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}],
+        }
+        if usage is not None:
+            out["usage"] = usage_body(usage)
+        return out
+
+    def encode(self, event: Event) -> list[dict[str, Any]]:
+        if isinstance(event, ContentDelta) and event.text:
+            return [self.chunk(event.text, None)]
+        if isinstance(event, Finish):
+            return [self.chunk("", event.reason, event.usage)]
+        return []
+
+    def error(self, message: str, type_: str = "server_error") -> dict[str, Any]:
+        return {**self.chunk("", "error"), "error": stream_error(message, type_)}
+
+    def add(self, event: Event) -> None:
+        if isinstance(event, ContentDelta):
+            self.text.append(event.text)
+        elif isinstance(event, Finish):
+            self.finish = event
+
+    def response(self) -> dict[str, Any]:
+        finish = self.finish or Finish("stop")
+        return self.chunk("".join(self.text), finish.reason, finish.usage)

@@ -55,14 +55,23 @@ async def unexpected_error_handler(request: Request, exc: Exception) -> JSONResp
     return JSONResponse(error_body("internal server error", "server_error"), status_code=500)
 
 
+class _NonFinite:
+    """Stands in for NaN/Infinity while parsing, so the check that follows can name the field."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 def _reject_constant(name: str) -> Any:
-    raise InvalidRequest(f"{name} is not valid JSON", param=None)
+    return _NonFinite(name)
 
 
 def _check_depth_and_text(value: Any, path: str, depth: int = 0) -> None:
     """Deep nesting and lone surrogates are refused, naming where they are."""
     if depth > MAX_DEPTH:
         raise InvalidRequest(f"the body nests deeper than {MAX_DEPTH} levels", param=path or None)
+    if isinstance(value, _NonFinite):
+        raise InvalidRequest(f"{path or 'body'}: {value.name} is not valid JSON", param=path or None)
     if isinstance(value, str):
         if _SURROGATE.search(value):
             raise InvalidRequest("a string holds a lone UTF-16 surrogate", param=path or None)

@@ -1,10 +1,13 @@
-"""Prometheus metrics of one server: requests, tokens, queue, slots, latency histograms."""
+"""Prometheus metrics of one server: requests, tokens, queue, slots, latency histograms (also the
+pipeline's `Observer` of token latency and counts)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from tokenloom.events import Usage
 
 
 class Metrics:
@@ -31,6 +34,17 @@ class Metrics:
             buckets=(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
             registry=r,
         )
+
+    def first_token(self, seconds: float) -> None:
+        self.ttft.observe(seconds)
+
+    def next_token(self, seconds: float) -> None:
+        self.token_latency.observe(seconds)
+
+    def finished(self, usage: Usage) -> None:
+        self.prompt_tokens.inc(usage.prompt_tokens)
+        self.generated_tokens.inc(usage.completion_tokens)
+        self.cached_tokens.inc(usage.cached_tokens)
 
     def bind_engine_gauges(self, queued: Callable[[], float], busy: Callable[[], float]) -> None:
         self.queue_depth.set_function(queued)

@@ -1,31 +1,27 @@
-"""OpenAI-compatible routes: chat completions, completions, models."""
+"""OpenAI-compatible routes: chat completions, completions, models.
+
+A route validates the wire body, adapts it to the pipeline's request, submits, and encodes the Events.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import logging
-import time
 import uuid
-from collections.abc import AsyncIterator, Coroutine
-from typing import Any, NamedTuple
+from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
-from tokenloom.engine.jobs import JobHandle
-from tokenloom.errors import EngineError, InvalidRequest, TokenloomError
-from tokenloom.events import ContentDelta, Event, Finish
-from tokenloom.parsing.plain import PlainOutputParser
-from tokenloom.server.constraints import build_constraint
-from tokenloom.server.encode_openai import ChunkEncoder, ResponseCollector, usage_body
+from tokenloom.errors import InvalidRequest
+from tokenloom.pipeline import JinjaFormat, Pipeline
+from tokenloom.server.adapt_openai import chat_request, sampling_params
+from tokenloom.server.encode_openai import ChunkEncoder, CompletionEncoder, ResponseCollector
 from tokenloom.server.errors import parse_json_body, validate_body
-from tokenloom.server.generation import events_of, sampling_params, until_done_or_disconnected
+from tokenloom.server.responding import collected, stream_frames, unenforced_headers
 from tokenloom.server.sse import SSE_DONE, sse_data
 from tokenloom.server.state import ServerState
 from tokenloom.server.wire import ChatCompletionRequest, CompletionRequest
 
-logger = logging.getLogger(__name__)
 router = APIRouter()
 
 
@@ -44,49 +40,24 @@ async def list_models(request: Request) -> dict[str, Any]:
     }
 
 
-class Submitted(NamedTuple):
-    """A chat request in the engine: its handle, rendered prompt and what its constraint leaves out."""
-
-    handle: JobHandle
-    prompt_text: str
-    unenforced: frozenset[str]  # schema keywords accepted but not enforced (e.g. "contains")
-
-    def headers(self) -> dict[str, str]:
-        """`X-Tokenloom-Unenforced`: so a client knows its output may break those keywords."""
-        return {UNENFORCED_HEADER: ", ".join(sorted(self.unenforced))} if self.unenforced else {}
-
-
-UNENFORCED_HEADER = "X-Tokenloom-Unenforced"
-
-
-async def submit_chat(state: ServerState, body: ChatCompletionRequest) -> Submitted:
-    engine, chat_format = state.ready()
-    cached_system = state.cached_system_message
-    has_system = any(m.role in ("system", "developer") for m in body.messages)
-    if state.config.cache_mode == "system" and cached_system is not None and not has_system:
-        # seed 003: clients that send the system prompt once keep getting it from the cache
-        body = body.model_copy(update={"messages": [cached_system, *body.messages]})
-    text, prompt = await asyncio.to_thread(chat_format.prompt, body)
-    cache_len = 0
-    if state.config.cache_mode != "none":
-        prefix_text = await asyncio.to_thread(
-            chat_format.cacheable_prefix, body, state.config.cache_mode, text
+def pipeline_for(state: ServerState, template: str | None) -> Pipeline:
+    """The server's pipeline, or one rendering with the request's own template when the operator allows
+    request templates (`--allow-request-templates`; otherwise the field is a 400)."""
+    pipeline = state.ready()
+    if template is None:
+        return pipeline
+    if not state.config.allow_request_templates:
+        raise InvalidRequest(
+            "chat_template: this server does not accept request templates (--allow-request-templates)",
+            param="chat_template",
         )
-        if prefix_text is not None:
-            prefix = chat_format.tokenize_prompt(prefix_text)
-            shared = 0
-            while shared < min(len(prefix), len(prompt)) and prefix[shared] == prompt[shared]:
-                shared += 1
-            if shared >= state.config.cache_min_tokens:
-                cache_len = shared
-                if state.config.cache_mode == "system":
-                    state.cached_system_message = body.messages[0]
-    params = sampling_params(body, engine.n_vocab, body.max_completion_tokens or body.max_tokens)
-    if chat_format.extra_stops():
-        params = dataclasses.replace(params, stop=params.stop + chat_format.extra_stops())
-    constraint = await build_constraint(body, chat_format, engine.vocab)
-    handle = engine.submit(prompt, params, constraint=constraint, cache_prefix_len=cache_len)
-    return Submitted(handle, text, constraint.unenforced if constraint is not None else frozenset())
+    base = pipeline.chat_format
+    if not isinstance(base, JinjaFormat):
+        raise InvalidRequest(
+            "chat_template: this model's format does not use templates", param="chat_template"
+        )
+    own = JinjaFormat(template, "request", base.tokenizer, base.bos_token, base.eos_token)
+    return dataclasses.replace(pipeline, chat_format=own)
 
 
 @router.post("/v1/chat/completions")
@@ -94,61 +65,25 @@ async def chat_completions(request: Request) -> Response:
     state = _state(request)
     body = validate_body(ChatCompletionRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
-    started = time.monotonic()
-    submitted = await submit_chat(state, body)
-    handle = submitted.handle
-    _, chat_format = state.ready()
-    parser = chat_format.output_parser(body, submitted.prompt_text)
+    pipeline = pipeline_for(state, body.chat_template)
+    submission = await pipeline.submit(chat_request(body, pipeline.engine.n_vocab))
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
-    model = state.model_id
-    events = events_of(handle, parser, state.metrics, started)
+    headers = unenforced_headers(submission)
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        encoder = ChunkEncoder(completion_id, model, include_usage=include_usage)
-        return StreamingResponse(
-            _stream_chat(encoder, events, handle), media_type="text/event-stream", headers=submitted.headers()
+        encoder = ChunkEncoder(completion_id, state.model_id, include_usage=include_usage)
+        frames = stream_frames(
+            submission,
+            opening=lambda: [sse_data(encoder.opening())],
+            encode=lambda event: [sse_data(chunk) for chunk in encoder.encode(event)],
+            failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type))],
+            closing=lambda: [SSE_DONE],
         )
-
-    async def collect() -> dict[str, Any]:
-        collector = ResponseCollector()
-        async for event in events:
-            collector.add(event)
-        return collector.response(completion_id, model)
-
-    return await _collected(request, handle, collect(), submitted.headers())
-
-
-async def _collected(
-    request: Request,
-    handle: JobHandle,
-    collect: Coroutine[Any, Any, dict[str, Any]],
-    headers: dict[str, str] | None = None,
-) -> Response:
-    """A non-streamed response: the collected body, or 499 once the client went away (the job is
-    cancelled then, and on any failure)."""
-    try:
-        result = await until_done_or_disconnected(collect, request.is_disconnected, handle.cancel)
-    except BaseException:
-        handle.cancel()
-        raise
-    if result is None:
-        return Response(status_code=499)
-    return JSONResponse(result, headers=headers)
-
-
-async def _stream_chat(
-    encoder: ChunkEncoder, events: AsyncIterator[Event], handle: JobHandle
-) -> AsyncIterator[bytes]:
-    try:
-        yield sse_data(encoder.opening())
-        async for event in events:
-            for chunk in encoder.encode(event):
-                yield sse_data(chunk)
-    except TokenloomError as exc:
-        yield sse_data(encoder.error(exc.message, exc.type))
-    finally:
-        handle.cancel()  # no-op when finished; frees the slot when the client went away mid-stream
-    yield SSE_DONE
+        return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
+    collector = ResponseCollector()
+    return await collected(
+        request, submission, collector.add, lambda: collector.response(completion_id, state.model_id), headers
+    )
 
 
 @router.post("/v1/completions")
@@ -156,61 +91,20 @@ async def completions(request: Request) -> Response:
     state = _state(request)
     body = validate_body(CompletionRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
-    engine, chat_format = state.ready()
-    if isinstance(body.prompt, str):
-        prompt = await asyncio.to_thread(chat_format.tokenize_prompt, body.prompt)
-    else:
-        prompt = [int(t) for t in body.prompt]
-        if max(prompt) >= engine.n_vocab:
-            raise InvalidRequest(f"prompt token ids must be below {engine.n_vocab}", param="prompt")
-    params = sampling_params(body, engine.n_vocab, body.max_tokens or 16)
-    started = time.monotonic()
-    handle = engine.submit(prompt, params)
-    completion_id = f"cmpl-{uuid.uuid4().hex}"
-    created = int(time.time())
-
-    def chunk(text: str, finish: str | None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": completion_id,
-            "object": "text_completion",
-            "created": created,
-            "model": state.model_id,
-            "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}],
-        }
-        if usage is not None:
-            out["usage"] = usage
-        return out
-
-    events = events_of(handle, PlainOutputParser(), state.metrics, started)
+    pipeline = state.ready()
+    n_vocab = pipeline.engine.n_vocab
+    prompt = body.prompt if isinstance(body.prompt, str) else [int(t) for t in body.prompt]
+    if isinstance(prompt, list) and max(prompt) >= n_vocab:
+        raise InvalidRequest(f"prompt token ids must be below {n_vocab}", param="prompt")
+    submission = await pipeline.submit_text(prompt, sampling_params(body, n_vocab, body.max_tokens or 16))
+    encoder = CompletionEncoder(f"cmpl-{uuid.uuid4().hex}", state.model_id)
     if body.stream:
-
-        async def stream() -> AsyncIterator[bytes]:
-            try:
-                async for event in events:
-                    if isinstance(event, ContentDelta) and event.text:
-                        yield sse_data(chunk(event.text, None))
-                    elif isinstance(event, Finish):
-                        yield sse_data(chunk("", event.reason, usage_body(event.usage)))
-            except TokenloomError as exc:
-                payload = chunk("", "error")
-                payload["error"] = {"message": exc.message, "type": exc.type, "param": None, "code": None}
-                yield sse_data(payload)
-            finally:
-                handle.cancel()
-            yield SSE_DONE
-
-        return StreamingResponse(stream(), media_type="text/event-stream")
-
-    async def collect() -> dict[str, Any]:
-        parts: list[str] = []
-        finish: Finish | None = None
-        async for event in events:
-            if isinstance(event, ContentDelta):
-                parts.append(event.text)
-            elif isinstance(event, Finish):
-                finish = event
-        if finish is None:
-            raise EngineError("generation ended without a finish")
-        return chunk("".join(parts), finish.reason, usage_body(finish.usage))
-
-    return await _collected(request, handle, collect())
+        frames = stream_frames(
+            submission,
+            opening=lambda: (),
+            encode=lambda event: [sse_data(chunk) for chunk in encoder.encode(event)],
+            failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type))],
+            closing=lambda: [SSE_DONE],
+        )
+        return StreamingResponse(frames, media_type="text/event-stream")
+    return await collected(request, submission, encoder.add, encoder.response)

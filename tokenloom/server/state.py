@@ -1,4 +1,4 @@
-"""What a running server holds: configuration, the engine once loaded, the chat format, metrics."""
+"""What a running server holds: configuration, the pipeline once the model is loaded, metrics."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 from tokenloom.engine.engine import Engine, EngineConfig
 from tokenloom.errors import ModelNotFound, TokenloomError
+from tokenloom.pipeline.chat_format import CacheMode
+from tokenloom.pipeline.submit import Pipeline
 from tokenloom.server.metrics import Metrics
-from tokenloom.server.prompting import CacheMode, ChatFormat
-from tokenloom.server.wire import ChatMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,27 +23,30 @@ class ServerConfig:
     api_key: str | None = None
     cors_origins: tuple[str, ...] = ()
     reasoning_format: str = "auto"
-    chat_format: str = "auto"  # "auto" (from the template/architecture), "jinja" or "harmony"
+    chat_format: str = "auto"  # --chat-format: "auto" (detected at load) or a format's name
+    allow_request_templates: bool = False  # a request's own `chat_template` (off: a 400 naming it)
 
 
 @dataclass(slots=True)
 class ServerState:
     config: ServerConfig
     metrics: Metrics = field(default_factory=Metrics)
-    engine: Engine | None = None
-    chat_format: ChatFormat | None = None
+    pipeline: Pipeline | None = None
     model_id: str = ""
     load_error: str | None = None
-    cached_system_message: ChatMessage | None = None  # --system-prompt-cache: the one in sequence 0
 
     @property
     def is_ready(self) -> bool:
-        return self.engine is not None and self.chat_format is not None
+        return self.pipeline is not None
 
-    def ready(self) -> tuple[Engine, ChatFormat]:
-        if self.engine is None or self.chat_format is None:
+    def ready(self) -> Pipeline:
+        if self.pipeline is None:
             raise TokenloomError(self.load_error or "the model is still loading")
-        return self.engine, self.chat_format
+        return self.pipeline
+
+    @property
+    def engine(self) -> Engine | None:
+        return None if self.pipeline is None else self.pipeline.engine
 
     def check_model(self, requested: str) -> None:
         """An empty name or one of ours is accepted; any other name is a 404 as OpenAI answers."""
@@ -54,7 +57,7 @@ class ServerState:
 
     def model_names(self) -> set[str]:
         names = {self.model_id}
-        if self.engine is not None:
-            path = self.engine.loaded.path
+        if self.pipeline is not None:
+            path = self.pipeline.engine.loaded.path
             names |= {path.name, path.stem}
         return names

@@ -150,23 +150,45 @@ class SamplingFields(_Model):
         return value
 
 
-class ChatCompletionRequest(SamplingFields):
-    messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=10_000)]
+class ChatOptions(SamplingFields):
+    """Every chat-completions field but the conversation and its tools (AG-UI forwards these)."""
+
     max_completion_tokens: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = None
-    tools: Annotated[list[Tool], Field(max_length=512)] | None = None
     tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
     parallel_tool_calls: bool | None = None
     response_format: ResponseFormat | None = None
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     chat_template_kwargs: dict[str, Any] | None = None
+    chat_template: str | None = None  # refused unless the operator allows request templates
     logprobs: bool | None = None
     top_logprobs: int | None = None
+    # extensions (llama-server, vLLM): reasoning controls and continuing a final assistant message
+    reasoning_format: Literal["auto", "none", "deepseek"] | None = None
+    reasoning_budget: Annotated[int, Field(ge=0, le=INT32_MAX)] | None = None
+    continue_final_message: bool | None = None
+    add_generation_prompt: bool | None = None
 
     @model_validator(mode="after")
-    def _no_logprobs(self) -> ChatCompletionRequest:
+    def _no_logprobs(self) -> ChatOptions:
         if self.logprobs:
             raise ValueError("logprobs are not supported by this server")
+        if self.continue_final_message and self.add_generation_prompt:
+            raise ValueError("continue_final_message and add_generation_prompt cannot both be true")
         return self
+
+    def continues(self) -> bool | None:
+        """Whether to continue the last assistant message: explicit, implied by add_generation_prompt
+        false, or None (continue when the conversation ends with the assistant's text)."""
+        if self.continue_final_message is not None:
+            return self.continue_final_message
+        if self.add_generation_prompt is not None:
+            return not self.add_generation_prompt
+        return None
+
+
+class ChatCompletionRequest(ChatOptions):
+    messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=10_000)]
+    tools: Annotated[list[Tool], Field(max_length=512)] | None = None
 
 
 class CompletionRequest(SamplingFields):

@@ -25,7 +25,7 @@ from tokenloom.events import (
     ToolCallStart,
     Usage,
 )
-from tokenloom.server.agui_routes import chat_request, parse_run_input
+from tokenloom.server.adapt_agui import chat_request, parse_run_input
 from tokenloom.server.encode_agui import PARSE_ERROR_EVENT, AguiEncoder
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(AguiEvent)
@@ -272,17 +272,18 @@ def test_run_input_becomes_a_chat_request() -> None:
         "context": [{"description": "city", "value": "Paris"}],
         "forwardedProps": {"max_tokens": 8, "temperature": 0, "seed": 3, "topK": 5, "unrelated": True},
     }
-    request = chat_request(parse_run_input(body))
+    request = chat_request(parse_run_input(body), n_vocab=300_000).request
     roles = [m.role for m in request.messages]
     assert roles == ["system", "user", "assistant", "tool"]
     assert request.messages[0].text() == "Be brief.\n\nContext:\n- city: Paris"
     assert request.messages[1].text() == "Weather ?"
     assistant = request.messages[2]
     assert assistant.reasoning_content == "Need a tool."
-    assert assistant.tool_calls and assistant.tool_calls[0].function.name == "w"
+    assert assistant.tool_calls and assistant.tool_calls[0].name == "w"
     assert request.messages[3].tool_call_id == "c1" and request.messages[3].text() == "sunny"
-    assert request.tools and request.tools[0].function.description == "weather"
-    assert (request.max_tokens, request.temperature, request.seed, request.top_k) == (8, 0, 3, 5)
+    assert request.tools and request.tools[0].description == "weather"
+    sampling = request.sampling
+    assert (sampling.max_tokens, sampling.temperature, sampling.seed, sampling.top_k) == (8, 0, 3, 5)
 
 
 @pytest.mark.parametrize(
@@ -352,6 +353,6 @@ def test_run_input_becomes_a_chat_request() -> None:
 )
 def test_bad_run_inputs_name_the_agui_field(body: dict[str, Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
-        chat_request(parse_run_input(body))
+        chat_request(parse_run_input(body), n_vocab=300_000)
     assert caught.value.param == param
     assert caught.value.message.startswith(param)

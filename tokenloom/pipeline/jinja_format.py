@@ -1,0 +1,115 @@
+"""`JinjaFormat`: the model's own chat template renders the prompt; the auto-parser reads the output.
+
+One render per request: the cache prefix of seed 003's modes is found by a marker written after the first
+message's content in that same render, and a continued assistant message (prefill) is appended after the
+generation prompt, as llama-server does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tokenloom.chat.render import render_chat
+from tokenloom.engine.slots import common_prefix_len
+from tokenloom.engine.vocab import Tokenizer
+from tokenloom.events import OutputParser
+from tokenloom.grammar import Constrained
+from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.output_parser import make_output_parser
+from tokenloom.pipeline.chat_format import PrefixPolicy, Prompt, tokenize_prompt_text
+from tokenloom.pipeline.request import ChatRequest
+from tokenloom.pipeline.tool_constraints import jinja_constraint
+
+# Written after the first message's content to find where it ends in the rendered prompt; private-use
+# characters no tokenizer-visible text contains, removed again before tokenizing.
+_CACHE_MARK = "\ue000tokenloom:cache-end\ue000"
+
+
+@dataclass(slots=True)
+class JinjaFormat:
+    """A chat template plus the auto-parser built from its analysis."""
+
+    template: str
+    template_source: str
+    tokenizer: Tokenizer
+    bos_token: str = ""
+    eos_token: str = ""
+    keep_reasoning_in_content: bool = False  # the server's --reasoning-format none
+
+    def prompt(self, request: ChatRequest, policy: PrefixPolicy) -> Prompt:
+        messages = [message.template_dict() for message in request.messages]
+        prefill = ""
+        if request.continues_assistant:
+            prefill = request.messages[-1].text()
+            messages.pop()
+        marked = _mark_cache_end(messages, policy)
+        text = render_chat(
+            self.template,
+            messages,
+            tools=request.tool_dicts() or None,
+            add_generation_prompt=True,
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+            template_kwargs=_template_kwargs(request),
+        )
+        cache_end = text.find(_CACHE_MARK) if marked else -1
+        if marked:
+            text = text.replace(_CACHE_MARK, "")
+        tokens = self.tokenize_text(text + prefill)
+        cache_len = 0
+        if cache_end >= 0:
+            shared = common_prefix_len(self.tokenize_text(text[:cache_end]), tokens)
+            cache_len = shared if shared >= policy.min_tokens else 0
+        return Prompt(text + prefill, tokens, text, prefill, cache_len)
+
+    def stops(self) -> tuple[str, ...]:
+        return ()
+
+    def output_parser(self, request: ChatRequest, prompt: Prompt) -> OutputParser:
+        thinking = request.template_kwargs.get("enable_thinking", request.template_kwargs.get("thinking"))
+        if request.reasoning.enabled is not None:
+            thinking = request.reasoning.enabled
+        keep = self.keep_reasoning_in_content or request.reasoning.keep_in_content
+        return make_output_parser(
+            analyze(self.template),
+            tools=request.tool_dicts() or None,
+            reasoning_format="none" if keep else "auto",
+            enable_thinking=thinking if isinstance(thinking, bool) else None,
+            generation_prompt=prompt.generation_prompt,
+        )
+
+    def constraint(self, request: ChatRequest) -> Constrained | None:
+        return jinja_constraint(request, analyze(self.template))
+
+    def tokenize_text(self, text: str) -> list[int]:
+        return tokenize_prompt_text(self.tokenizer, text)
+
+
+def _template_kwargs(request: ChatRequest) -> dict[str, Any]:
+    """The request's template variables plus its reasoning controls under the names clients use."""
+    kwargs = dict(request.template_kwargs)
+    if request.reasoning.effort is not None:
+        kwargs.setdefault("reasoning_effort", request.reasoning.effort)
+    if request.reasoning.enabled is not None:
+        kwargs.setdefault("enable_thinking", request.reasoning.enabled)
+    return kwargs
+
+
+def _mark_cache_end(messages: list[dict[str, Any]], policy: PrefixPolicy) -> bool:
+    """Write the cache marker after the first message's content when the policy caches that message."""
+    if policy.mode == "none" or not messages:
+        return False
+    first = messages[0]
+    wanted = ("system", "developer") if policy.mode == "system" else ("user",)
+    content = first.get("content")
+    if first["role"] not in wanted:
+        return False
+    if isinstance(content, str):
+        messages[0] = {**first, "content": content + _CACHE_MARK}
+        return True
+    if isinstance(content, list) and content and content[-1].get("type") == "text":
+        last = {**content[-1], "text": content[-1]["text"] + _CACHE_MARK}
+        messages[0] = {**first, "content": [*content[:-1], last]}
+        return True
+    return False
