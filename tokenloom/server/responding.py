@@ -39,13 +39,18 @@ async def stream_frames(
     encode: Callable[[Event], Iterable[bytes]],
     failed: Callable[[TokenloomError], Iterable[bytes]],
     closing: Callable[[], Iterable[bytes]] = lambda: (),
+    keepalive: Callable[[], Iterable[bytes]] | None = None,
+    keepalive_seconds: float = 5.0,
 ) -> AsyncIterator[bytes]:
-    """The bytes of one streamed response; the job is cancelled however the stream ends."""
+    """The bytes of one streamed response; the job is cancelled however the stream ends. With
+    `keepalive`, its frames go out whenever no event came for `keepalive_seconds` (e.g. Anthropic's
+    `ping` while a long prompt is prefilled)."""
     try:
         for frame in opening():
             yield frame
-        async for event in submission.events():
-            for frame in encode(event):
+        events = _with_keepalive(submission.events(), keepalive_seconds if keepalive else None)
+        async for event in events:
+            for frame in encode(event) if event is not None else keepalive() if keepalive else ():
                 yield frame
     except TokenloomError as exc:
         for frame in failed(exc):
@@ -58,6 +63,32 @@ async def stream_frames(
         submission.cancel()  # no-op when finished; frees the slot when the client went away mid-stream
     for frame in closing():
         yield frame
+
+
+async def _with_keepalive(events: AsyncIterator[Event], seconds: float | None) -> AsyncIterator[Event | None]:
+    """The events, with None whenever `seconds` pass without one (never cancels the pending read)."""
+    if seconds is None:
+        async for event in events:
+            yield event
+        return
+    pending: asyncio.Future[Event] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(events))
+            done, _ = await asyncio.wait({pending}, timeout=seconds)
+            if not done:
+                yield None
+                continue
+            try:
+                event = pending.result()
+            except StopAsyncIteration:
+                return
+            pending = None
+            yield event
+    finally:
+        if pending is not None and not pending.done():
+            pending.cancel()
 
 
 async def collected(
