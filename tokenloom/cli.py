@@ -23,7 +23,17 @@ def _positive(text: str) -> int:
 def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = subparsers.add_parser("serve", help="start the OpenAI-compatible server")
     serve.add_argument("--model", "-m", help="GGUF file (default: the packaged Gemma 3 270M)")
-    serve.add_argument("--alias", help="model id to report (default: file name)")
+    serve.add_argument(
+        "--alias",
+        action="append",
+        default=[],
+        help="a name for the model (repeatable); the first is the id /v1/models reports (default: file name)",
+    )
+    serve.add_argument(
+        "--strict-model-name",
+        action="store_true",
+        help="a request naming another model is a 404 (default: the loaded model serves any name)",
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--parallel", "-np", type=_positive, default=4, help="slots (concurrent requests)")
@@ -75,7 +85,8 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     config = ServerConfig(
         model_path=args.model,
-        model_alias=args.alias,
+        model_aliases=tuple(args.alias),
+        strict_model_name=args.strict_model_name,
         engine=EngineConfig(
             n_parallel=args.parallel,
             n_ctx_slot=args.ctx_size,

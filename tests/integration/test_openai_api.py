@@ -5,6 +5,8 @@ from __future__ import annotations
 import openai
 import pytest
 
+from tests.integration.conftest import TIMEOUT, _serve
+
 pytestmark = pytest.mark.integration
 
 MESSAGES = [
@@ -96,7 +98,18 @@ def test_content_as_parts_and_tool_history(client: openai.OpenAI) -> None:
     assert response.choices[0].finish_reason in ("stop", "length")
 
 
-def test_unknown_model_is_404(client: openai.OpenAI) -> None:
-    with pytest.raises(openai.NotFoundError) as info:
-        client.chat.completions.create(model="no-such-model", messages=MESSAGES, max_tokens=2)
-    assert info.value.body["param"] == "model"  # type: ignore[index]
+def test_any_model_name_is_served_by_the_loaded_model(client: openai.OpenAI) -> None:
+    reply = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, max_tokens=2)
+    assert reply.choices[0].finish_reason in ("stop", "length")
+
+
+def test_strict_model_names_and_aliases(tmp_path_factory: pytest.TempPathFactory) -> None:
+    flags = ("--strict-model-name", "--alias", "house-model", "--alias", "gpt-4o-mini", "--parallel", "1")
+    for server in _serve(tmp_path_factory, "strict-names", *flags):
+        strict = openai.OpenAI(base_url=server.base_url, api_key="unused", timeout=TIMEOUT, max_retries=0)
+        assert [m.id for m in strict.models.list().data] == ["house-model", "gpt-4o-mini"]
+        reply = strict.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, max_tokens=2)
+        assert reply.model == "house-model"
+        with pytest.raises(openai.NotFoundError) as info:
+            strict.chat.completions.create(model="no-such-model", messages=MESSAGES, max_tokens=2)
+        assert info.value.body["param"] == "model"  # type: ignore[index]

@@ -15,6 +15,7 @@ from tokenloom.engine.vocab import Tokenizer
 from tokenloom.events import OutputParser
 from tokenloom.grammar import Constrained
 from tokenloom.harmony import is_harmony_architecture, is_harmony_template
+from tokenloom.pipeline.budget import ReasoningMarkers
 from tokenloom.pipeline.request import ChatRequest
 
 CacheMode = Literal["none", "system", "first"]
@@ -44,6 +45,7 @@ class ChatFormat(Protocol):
 
     template: str  # the Jinja template text (harmony: the GGUF's, kept for `/props`-like reporting)
     template_source: str  # "gguf", "file" or "fallback"
+    tokenizer: Tokenizer
 
     def prompt(self, request: ChatRequest, policy: PrefixPolicy) -> Prompt: ...
 
@@ -51,7 +53,9 @@ class ChatFormat(Protocol):
 
     def output_parser(self, request: ChatRequest, prompt: Prompt) -> OutputParser: ...
 
-    def constraint(self, request: ChatRequest) -> Constrained | None: ...
+    def constraint(self, request: ChatRequest, prompt: Prompt) -> Constrained | None: ...
+
+    def reasoning_markers(self, request: ChatRequest, prompt: Prompt) -> ReasoningMarkers | None: ...
 
     def tokenize_text(self, text: str) -> list[int]: ...
 

@@ -15,10 +15,12 @@ from tokenloom.errors import InvalidRequest
 from tokenloom.events import OutputParser
 from tokenloom.harmony import STOP_STRINGS, HarmonyOutputParser, render_chat_request_segments
 from tokenloom.harmony.structured import FINAL_TRIGGER
+from tokenloom.pipeline.budget import ReasoningMarkers
 from tokenloom.pipeline.chat_format import PrefixPolicy, Prompt, tokenize_prompt_text
 from tokenloom.pipeline.request import ChatRequest
 
 BUILTIN_TOOLS = ("browser", "python")
+ANALYSIS_OPEN = "<|channel|>analysis<|message|>"
 
 
 @dataclass(slots=True)
@@ -50,7 +52,7 @@ class HarmonyFormat:
     def output_parser(self, request: ChatRequest, prompt: Prompt) -> OutputParser:
         return HarmonyOutputParser(tools=request.tool_dicts(), builtin_tools=builtin_tools(request))
 
-    def constraint(self, request: ChatRequest) -> g.Constrained | None:
+    def constraint(self, request: ChatRequest, prompt: Prompt) -> g.Constrained | None:
         """gpt-oss writes its answer in the `final` channel: constrain only that, once it opens."""
         output = request.response_format
         if output is None:
@@ -68,6 +70,10 @@ class HarmonyFormat:
         root = g.Sequence((g.Literal(FINAL_TRIGGER), body))
         grammar = g.ToolCallGrammar((FINAL_TRIGGER,), root)
         return g.Constrained(g.ToolCallSpec(grammar, lazy=True), output.constraint.source)
+
+    def reasoning_markers(self, request: ChatRequest, prompt: Prompt) -> ReasoningMarkers | None:
+        """gpt-oss reasons in the analysis channel; a spent budget closes it and opens the final one."""
+        return ReasoningMarkers(ANALYSIS_OPEN, "<|end|><|start|>assistant" + FINAL_TRIGGER, is_open=False)
 
     def tokenize_text(self, text: str) -> list[int]:
         return tokenize_prompt_text(self.tokenizer, text)

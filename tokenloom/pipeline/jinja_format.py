@@ -16,7 +16,8 @@ from tokenloom.engine.vocab import Tokenizer
 from tokenloom.events import OutputParser
 from tokenloom.grammar import Constrained
 from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import make_output_parser
+from tokenloom.parsing.output_parser import is_forced_open, make_output_parser
+from tokenloom.pipeline.budget import ReasoningMarkers
 from tokenloom.pipeline.chat_format import PrefixPolicy, Prompt, tokenize_prompt_text
 from tokenloom.pipeline.request import ChatRequest
 from tokenloom.pipeline.tool_constraints import jinja_constraint
@@ -79,8 +80,20 @@ class JinjaFormat:
             generation_prompt=prompt.generation_prompt,
         )
 
-    def constraint(self, request: ChatRequest) -> Constrained | None:
-        return jinja_constraint(request, analyze(self.template))
+    def constraint(self, request: ChatRequest, prompt: Prompt) -> Constrained | None:
+        return jinja_constraint(request, analyze(self.template), prompt.generation_prompt, prompt.prefill)
+
+    def reasoning_markers(self, request: ChatRequest, prompt: Prompt) -> ReasoningMarkers | None:
+        """The template's reasoning markers, and whether this output starts inside reasoning."""
+        content = analyze(self.template).content
+        if not content.reasoning_end or request.reasoning.enabled is False:
+            return None
+        is_open = is_forced_open(content, request.reasoning.enabled, prompt.generation_prompt)
+        if prompt.prefill:
+            start_at = prompt.prefill.rfind(content.reasoning_start) if content.reasoning_start else -1
+            end_at = prompt.prefill.rfind(content.reasoning_end)
+            is_open = start_at > end_at or (is_open and end_at < 0)
+        return ReasoningMarkers(content.reasoning_start, content.reasoning_end + "\n\n", is_open)
 
     def tokenize_text(self, text: str) -> list[int]:
         return tokenize_prompt_text(self.tokenizer, text)

@@ -19,11 +19,12 @@ from tokenloom.constrain import check_spec
 from tokenloom.constrain import compile as compile_constraint
 from tokenloom.constrain.constraint import Constraint
 from tokenloom.engine.engine import Engine
-from tokenloom.engine.jobs import Done, JobHandle, Piece
+from tokenloom.engine.jobs import Done, JobHandle, LogitMask, Piece
 from tokenloom.engine.sampling import SamplingParams
 from tokenloom.errors import ContextOverflow, EngineError
 from tokenloom.events import Event, Finish, OutputParser, Usage
 from tokenloom.parsing.plain import PlainOutputParser
+from tokenloom.pipeline.budget import ReasoningBudget
 from tokenloom.pipeline.chat_format import ChatFormat, PrefixPolicy, Prompt
 from tokenloom.pipeline.request import ChatRequest, Message
 
@@ -99,12 +100,18 @@ class Pipeline:
         prompt = await asyncio.to_thread(self.chat_format.prompt, request, self.policy)
         if prompt.cache_prefix_len and self.policy.mode == "system":
             self.cached_system = request.messages[0]
-        constraint = await asyncio.to_thread(self._compile, request)
+        constraint = await asyncio.to_thread(self._compile, request, prompt)
+        unenforced = constraint.unenforced if constraint is not None else frozenset()
+        mask: LogitMask | None = constraint
+        budget = request.reasoning.budget_tokens
+        markers = self.chat_format.reasoning_markers(request, prompt) if budget is not None else None
+        if budget is not None and markers is not None:
+            end_tokens = self.chat_format.tokenizer.tokenize(markers.end, parse_special=True)
+            mask = ReasoningBudget(constraint, self.engine.vocab, markers, end_tokens, budget)
         params = request.sampling
         if self.chat_format.stops():
             params = dataclasses.replace(params, stop=params.stop + self.chat_format.stops())
-        handle = self._queue(prompt.tokens, params, constraint, prompt.cache_prefix_len, "messages")
-        unenforced = constraint.unenforced if constraint is not None else frozenset()
+        handle = self._queue(prompt.tokens, params, mask, prompt.cache_prefix_len, "messages")
         parser = self.chat_format.output_parser(request, prompt)
         return Submission(handle, parser, prompt, unenforced, self.observer)
 
@@ -126,7 +133,7 @@ class Pipeline:
         self,
         tokens: list[int],
         params: SamplingParams,
-        constraint: Constraint | None,
+        constraint: LogitMask | None,
         cache_prefix_len: int,
         prompt_field: str,
     ) -> JobHandle:
@@ -141,13 +148,13 @@ class Pipeline:
             exc.param = exc.param or prompt_field
             raise
 
-    def _compile(self, request: ChatRequest) -> Constraint | None:
+    def _compile(self, request: ChatRequest, prompt: Prompt) -> Constraint | None:
         """The request's constraint, compiled (tool schemas checked one by one first, so a bad schema is
         named at its own path)."""
         for index, tool in enumerate(request.offered_tools):
             source = f"tools[{index}].function.parameters"
             check_spec(g.Constrained(g.JsonSchemaSpec.of(tool.parameters), source))
-        spec = self.chat_format.constraint(request)
+        spec = self.chat_format.constraint(request, prompt)
         return None if spec is None else compile_constraint(spec, self.engine.vocab)
 
     def _with_cached_system(self, request: ChatRequest) -> ChatRequest:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from tokenloom import grammar as g
+from tokenloom.constrain import check_spec
 from tokenloom.errors import InvalidRequest
-from tokenloom.parsing.structures import TemplateAnalysis
+from tokenloom.parsing.output_parser import is_forced_open
+from tokenloom.parsing.structures import ContentStructure, ReasoningMode, TemplateAnalysis
 from tokenloom.parsing.tool_grammar import tool_call_grammar
 from tokenloom.pipeline.request import ChatRequest
 
@@ -58,9 +60,16 @@ def tool_grammar(
     return None if grammar is None else g.ToolCallGrammar(grammar.triggers, _close_calls(grammar.root))
 
 
-def jinja_constraint(request: ChatRequest, analysis: TemplateAnalysis) -> g.Constrained | None:
+def jinja_constraint(
+    request: ChatRequest, analysis: TemplateAnalysis, generation_prompt: str, prefill: str = ""
+) -> g.Constrained | None:
     """What a Jinja-format request's output must follow: a forced call, the response format, or a lazy
-    tool grammar that switches on at the template's call trigger; None for free generation."""
+    tool grammar that switches on at the template's call trigger; None for free generation.
+
+    A forced call or a JSON response format starts after the template's reasoning: free reasoning up to
+    the end marker when the generation prompt left a block open, an optional reasoning block when the
+    model may open one, and the structure at once when reasoning is off (regex formats are not wrapped).
+    """
     forced = request.forced_tools
     if forced is not None:
         if not request.tools:
@@ -79,11 +88,60 @@ def jinja_constraint(request: ChatRequest, analysis: TemplateAnalysis) -> g.Cons
             raise InvalidRequest(
                 "this model's chat template has no tool-call format that could be forced", param="tool_choice"
             )
-        return g.Constrained(g.ToolCallSpec(grammar, lazy=False), "tools")
+        root = after_reasoning(grammar.root, analysis.content, request, generation_prompt, prefill)
+        return g.Constrained(g.ToolCallSpec(g.ToolCallGrammar(grammar.triggers, root), lazy=False), "tools")
     if request.response_format is not None:
-        return request.response_format.constraint
+        return _response_format(request, analysis, generation_prompt, prefill)
     if request.offered_tools:
         grammar = tool_grammar(analysis, request.tool_dicts(), request.parallel_tool_calls, forced=False)
         if grammar is not None:
             return g.Constrained(g.ToolCallSpec(grammar, lazy=True), "tools")
     return None
+
+
+def _response_format(
+    request: ChatRequest, analysis: TemplateAnalysis, generation_prompt: str, prefill: str
+) -> g.Constrained:
+    """The response format, behind the template's reasoning when it has any."""
+    assert request.response_format is not None
+    constrained = request.response_format.constraint
+    spec = constrained.spec
+    if isinstance(spec, g.JsonSchemaSpec):
+        body: g.Node = g.JsonValue(spec.schema_json)
+    elif isinstance(spec, g.JsonObjectSpec):
+        body = g.JsonValue.of({"type": "object"})
+    else:
+        return constrained
+    root = after_reasoning(body, analysis.content, request, generation_prompt, prefill)
+    if root is body:
+        return constrained
+    check_spec(constrained)  # errors and `strict` refusals named at the schema's own paths
+    grammar = g.ToolCallGrammar((), g.Sequence((root, g.Whitespace())))
+    return g.Constrained(g.ToolCallSpec(grammar, lazy=False), constrained.source)
+
+
+def after_reasoning(
+    body: g.Node, content: ContentStructure, request: ChatRequest, generation_prompt: str, prefill: str = ""
+) -> g.Node:
+    """`body` preceded by the reasoning the template lets the model write first, if any.
+
+    e.g. Qwen3.5 (prompt ends with "<think>\n"): free text, "</think>", whitespace, body;
+    Qwen3 (the model may open "<think>"): that block or nothing, then body. A prefill (a continued
+    assistant message) that closed its reasoning leaves only the body; one that opened it, the rest of it.
+    """
+    start, end = content.reasoning_start, content.reasoning_end
+    if not end or (request.reasoning.enabled is False and not content.forced_when_disabled):
+        return body
+    reasoning = g.Sequence((g.Text((end,)), g.Literal(end), g.Whitespace()))
+    is_open = is_forced_open(content, request.reasoning.enabled, generation_prompt)
+    if prefill:
+        start_at = prefill.rfind(start) if start else -1
+        end_at = prefill.rfind(end)
+        if end_at >= 0 and end_at > start_at:
+            return body
+        return g.Sequence((reasoning, body)) if start_at >= 0 or is_open else body
+    if is_open:
+        return g.Sequence((reasoning, body))
+    if content.reasoning_mode is ReasoningMode.OPTIONAL and start:
+        return g.Choice((g.Sequence((g.Literal(start), reasoning, body)), body))
+    return body

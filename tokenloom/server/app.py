@@ -24,6 +24,7 @@ from tokenloom.runtime import tune_gc
 from tokenloom.server import errors as error_handlers
 from tokenloom.server.agui_routes import router as agui_router
 from tokenloom.server.openai_routes import router as openai_router
+from tokenloom.server.responses_routes import router as responses_router
 from tokenloom.server.state import ServerConfig, ServerState
 
 logger = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def _load(state: ServerState) -> None:
         forced_kind=config.chat_format,
         reasoning_format=config.reasoning_format,
     )
-    state.model_id = config.model_alias or (
+    state.model_id = next(iter(config.model_aliases), None) or (
         DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
     )
     state.metrics.bind_engine_gauges(lambda: engine.stats().queued, lambda: engine.stats().busy_slots)
@@ -127,6 +128,7 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
     app.add_exception_handler(Exception, error_handlers.unexpected_error_handler)
     app.include_router(openai_router)
     app.include_router(agui_router)
+    app.include_router(responses_router)
 
     @app.get("/health")
     async def health() -> Response:

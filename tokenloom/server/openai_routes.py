@@ -34,9 +34,10 @@ def _state(request: Request) -> ServerState:
 async def list_models(request: Request) -> dict[str, Any]:
     state = _state(request)
     state.ready()
+    names = [state.model_id, *(alias for alias in state.config.model_aliases if alias != state.model_id)]
     return {
         "object": "list",
-        "data": [{"id": state.model_id, "object": "model", "created": 0, "owned_by": "tokenloom"}],
+        "data": [{"id": name, "object": "model", "created": 0, "owned_by": "tokenloom"} for name in names],
     }
 
 

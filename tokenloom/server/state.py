@@ -15,7 +15,8 @@ from tokenloom.server.metrics import Metrics
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     model_path: str | None = None  # None: the packaged Gemma 3 270M
-    model_alias: str | None = None
+    model_aliases: tuple[str, ...] = ()  # --alias (repeatable): the names /v1/models reports, first is the id
+    strict_model_name: bool = False  # a request naming another model is a 404 (default: served anyway)
     engine: EngineConfig = field(default_factory=EngineConfig)
     chat_template_file: Path | None = None
     cache_mode: CacheMode = "none"  # seed 003's system-prompt / first-message cache in sequence 0
@@ -49,14 +50,17 @@ class ServerState:
         return None if self.pipeline is None else self.pipeline.engine
 
     def check_model(self, requested: str) -> None:
-        """An empty name or one of ours is accepted; any other name is a 404 as OpenAI answers."""
+        """With one model loaded every name is served by it, as llama-server does (clients hard-code
+        `gpt-4o` or `claude-...`); with --strict-model-name only our names are, others are a 404."""
+        if not self.config.strict_model_name:
+            return
         if requested and requested not in self.model_names():
             raise ModelNotFound(
                 f"the model {requested!r} is not served here; try {self.model_id!r}", param="model"
             )
 
     def model_names(self) -> set[str]:
-        names = {self.model_id}
+        names = {self.model_id, *self.config.model_aliases}
         if self.pipeline is not None:
             path = self.pipeline.engine.loaded.path
             names |= {path.name, path.stem}

@@ -67,7 +67,7 @@ def test_a_request_renders_once_and_converts_its_tools_once(
     )
     request = chat_request(body, n_vocab=300_000)
     prompt = chat_format.prompt(request, policy)
-    chat_format.constraint(request)
+    chat_format.constraint(request, prompt)
     chat_format.output_parser(request, prompt)
     assert len(renders) == 1
     assert sorted(conversions) == ["first", "second"]

@@ -1,0 +1,91 @@
+"""Structured output after reasoning, on the real engine with a reasoning template: the reasoning budget
+ends the (forced-open) reasoning, the JSON answer lands in `content` and validates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import openai
+import pytest
+
+from tests.conftest import TEMPLATES
+from tests.integration.conftest import TIMEOUT, _serve
+from tests.integration.server_process import ServerProcess
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer", "minimum": 0, "maximum": 99}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+FORMAT = {"type": "json_schema", "json_schema": {"name": "reply", "schema": SCHEMA, "strict": True}}
+ASK = [{"role": "user", "content": "What is 2 + 2? Reply in JSON."}]
+
+
+@pytest.fixture(scope="module")
+def thinking_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+    template = TEMPLATES / "Qwen3.5-4B.jinja"  # its generation prompt opens "<think>\n"
+    server: ServerProcess
+    for server in _serve(
+        tmp_path_factory,
+        "qwen35",
+        "--parallel",
+        "2",
+        "--ctx-size",
+        "2048",
+        "--chat-template-file",
+        str(template),
+    ):
+        yield openai.OpenAI(base_url=server.base_url, api_key="unused", timeout=TIMEOUT, max_retries=0)
+
+
+def _ask(client: openai.OpenAI, **extra: Any) -> Any:
+    return client.chat.completions.create(
+        model="",
+        messages=ASK,  # type: ignore[arg-type]
+        response_format=FORMAT,  # type: ignore[arg-type]
+        max_tokens=60,
+        temperature=0,
+        extra_body={"reasoning_budget": 6, **extra},
+    )
+
+
+def test_json_follows_a_budgeted_reasoning(thinking_client: openai.OpenAI) -> None:
+    reply = _ask(thinking_client)
+    message = reply.choices[0].message
+    assert message.reasoning_content  # the model reasoned (6 tokens) before the answer
+    jsonschema.validate(json.loads(message.content or ""), SCHEMA)
+    assert reply.choices[0].finish_reason == "stop"
+
+
+def test_streamed_answer_equals_the_collected_one(thinking_client: openai.OpenAI) -> None:
+    whole = _ask(thinking_client).choices[0].message
+    stream = thinking_client.chat.completions.create(
+        model="",
+        messages=ASK,  # type: ignore[arg-type]
+        response_format=FORMAT,  # type: ignore[arg-type]
+        max_tokens=60,
+        temperature=0,
+        stream=True,
+        extra_body={"reasoning_budget": 6},
+    )
+    content, reasoning = [], []
+    for chunk in stream:
+        if chunk.choices:
+            delta: Any = chunk.choices[0].delta
+            content.append(delta.content or "")
+            reasoning.append(getattr(delta, "reasoning_content", None) or "")
+    assert "".join(content) == whole.content
+    assert "".join(reasoning) == whole.reasoning_content
+
+
+def test_thinking_off_answers_at_once(thinking_client: openai.OpenAI) -> None:
+    reply = _ask(thinking_client, chat_template_kwargs={"enable_thinking": False})
+    message = reply.choices[0].message
+    assert not getattr(message, "reasoning_content", None)
+    jsonschema.validate(json.loads(message.content or ""), SCHEMA)
