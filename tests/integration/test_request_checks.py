@@ -101,3 +101,12 @@ def test_a_final_assistant_message_is_continued(client: openai.OpenAI, http: htt
     ) as stream:
         streamed = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
     assert streamed == continued
+
+
+def test_a_huge_prompt_names_its_tokens_and_the_context(http: httpx.Client) -> None:
+    body = {"messages": [{"role": "user", "content": "word " * 2_000_000}], "max_tokens": 4}  # 10 MB
+    response = http.post("/v1/chat/completions", json=body)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["param"] == "messages" and error["code"] == "context_length_exceeded"
+    assert "tokens" in error["message"] and "2048" in error["message"]

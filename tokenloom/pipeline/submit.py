@@ -92,11 +92,13 @@ class Pipeline:
     policy: PrefixPolicy = field(default_factory=PrefixPolicy)
     observer: Observer | None = None
     cached_system: Message | None = None  # --system-prompt-cache: the system message in sequence 0
+    _longest_piece: int = 0  # bytes of the vocabulary's longest token, found on first need
 
     async def submit(self, request: ChatRequest) -> Submission:
         """Render, constrain and queue one chat request (InvalidRequest, ContextOverflow or Overloaded
         before anything is queued when it cannot run)."""
         request = self._with_cached_system(request)
+        await asyncio.to_thread(self._check_size, request)
         prompt = await asyncio.to_thread(self.chat_format.prompt, request, self.policy)
         if prompt.cache_prefix_len and self.policy.mode == "system":
             self.cached_system = request.messages[0]
@@ -156,6 +158,24 @@ class Pipeline:
             check_spec(g.Constrained(g.JsonSchemaSpec.of(tool.parameters), source))
         spec = self.chat_format.constraint(request, prompt)
         return None if spec is None else compile_constraint(spec, self.engine.vocab)
+
+    def _check_size(self, request: ChatRequest) -> None:
+        """A conversation whose text alone cannot fit the context is refused before rendering, counting
+        its tokens (a lower bound: the template adds more), so a huge prompt is a clear ContextOverflow,
+        never a render-size error."""
+        limit = self.engine.n_ctx_slot
+        if not self._longest_piece:
+            self._longest_piece = max(len(piece) for piece in self.engine.vocab.pieces)
+        texts = [message.text() for message in request.messages]
+        if sum(len(text) for text in texts) <= limit * self._longest_piece:
+            return  # even the longest tokens could not make it overflow: the engine checks exactly
+        tokens = sum(len(self.chat_format.tokenizer.tokenize(text, parse_special=False)) for text in texts)
+        if tokens >= limit:
+            raise ContextOverflow(
+                f"the prompt has at least {tokens} tokens but a request may use at most {limit} tokens "
+                "(prompt + output) on this server",
+                param="messages",
+            )
 
     def _with_cached_system(self, request: ChatRequest) -> ChatRequest:
         """seed 003: clients that send the system prompt once keep getting it from the cache."""
