@@ -110,3 +110,24 @@ def test_a_huge_prompt_names_its_tokens_and_the_context(http: httpx.Client) -> N
     error = response.json()["error"]
     assert error["param"] == "messages" and error["code"] == "context_length_exceeded"
     assert "tokens" in error["message"] and "2048" in error["message"]
+
+
+def test_agui_errors_from_the_pipeline_name_agui_fields(http: httpx.Client) -> None:
+    run = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "1", "role": "user", "content": "hi"}],
+        "tools": [
+            {
+                "name": "f",
+                "description": "d",
+                "parameters": {"type": "object", "properties": {"x": {"type": "strin"}}},
+            }
+        ],
+        "state": {},
+        "context": [],
+        "forwardedProps": {"toolChoice": "required"},
+    }
+    response = http.post("/agui", json=run)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == "tools[0].parameters.properties.x.type"
