@@ -89,3 +89,43 @@ def test_thinking_off_answers_at_once(thinking_client: openai.OpenAI) -> None:
     message = reply.choices[0].message
     assert not getattr(message, "reasoning_content", None)
     jsonschema.validate(json.loads(message.content or ""), SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def lfm_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+    template = TEMPLATES / "LFM2.5-8B-A1B.jinja"  # <|tool_call_start|>[name(arg="v")]<|tool_call_end|>
+    server: ServerProcess
+    for server in _serve(tmp_path_factory, "lfm25", "--parallel", "1", "--chat-template-file", str(template)):
+        yield openai.OpenAI(base_url=server.base_url, api_key="unused", timeout=TIMEOUT, max_retries=0)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_format_none_still_returns_tool_calls(lfm_client: openai.OpenAI, stream: bool) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "maxLength": 12}},
+        "required": ["city"],
+    }
+    tools: Any = [{"type": "function", "function": {"name": "get_time", "parameters": schema}}]
+    args: dict[str, Any] = {
+        "model": "",
+        "messages": [{"role": "user", "content": "Time in Paris?"}],
+        "tools": tools,
+        "tool_choice": "required",
+        "max_tokens": 60,
+        "temperature": 0,
+        "extra_body": {"reasoning_format": "none"},
+    }
+    if not stream:
+        calls = lfm_client.chat.completions.create(**args).choices[0].message.tool_calls or []
+        assert [call.function.name for call in calls] == ["get_time"]
+        jsonschema.validate(json.loads(calls[0].function.arguments), schema)
+        return
+    names = [
+        call.function.name
+        for chunk in lfm_client.chat.completions.create(**args, stream=True)
+        if chunk.choices
+        for call in chunk.choices[0].delta.tool_calls or []
+        if call.function and call.function.name
+    ]
+    assert names == ["get_time"]
