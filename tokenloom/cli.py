@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tokenloom import __version__
 from tokenloom.engine.engine import CACHE_TYPES, EngineConfig
 
 
@@ -20,8 +21,31 @@ def _positive(text: str) -> int:
     return value
 
 
+class DefaultsShown(argparse.HelpFormatter):
+    """Appends "(default: X)" to an option's help where X says something (not None, not a flag's False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        shown = action.default not in (None, False, argparse.SUPPRESS) and action.default != []
+        if shown and "default" not in text and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+SERVE_EPILOG = """environment:
+  TOKENLOOM_API_KEY   the API key when --api-key is not given (never shown here)
+
+The server prints "tokenloom ready: <url>" once the model is loaded; /health answers 503 until then."""
+
+
 def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = subparsers.add_parser("serve", help="start the OpenAI-compatible server")
+    serve = subparsers.add_parser(
+        "serve",
+        help="start the server (OpenAI, Responses and AG-UI APIs)",
+        description="Serve one GGUF model over HTTP.",
+        formatter_class=DefaultsShown,
+        epilog=SERVE_EPILOG,
+    )
     serve.add_argument("--model", "-m", help="GGUF file (default: the packaged Gemma 3 270M)")
     serve.add_argument(
         "--alias",
@@ -34,15 +58,41 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="store_true",
         help="a request naming another model is a 404 (default: the loaded model serves any name)",
     )
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--parallel", "-np", type=_positive, default=4, help="slots (concurrent requests)")
-    serve.add_argument("--queue-size", type=int, default=16, help="requests that may wait for a slot")
-    serve.add_argument("--ctx-size", "-c", type=_positive, default=4096, help="context per slot (tokens)")
-    serve.add_argument("--threads", "-t", type=_positive, default=None)
-    serve.add_argument("--batch-size", "-b", type=_positive, default=512)
-    serve.add_argument("--cache-type-k", choices=sorted(CACHE_TYPES), default="f16")
-    serve.add_argument("--cache-type-v", choices=sorted(CACHE_TYPES), default="f16")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on")
+    serve.add_argument(
+        "--parallel", "-np", type=_positive, default=4, help="slots: requests decoded together in one batch"
+    )
+    serve.add_argument(
+        "--queue-size",
+        type=int,
+        default=16,
+        help="requests that may wait for a slot; beyond parallel + queue the answer is 429 with Retry-After",
+    )
+    serve.add_argument(
+        "--ctx-size", "-c", type=_positive, default=4096, help="context of one slot (prompt + output), tokens"
+    )
+    serve.add_argument(
+        "--threads",
+        "-t",
+        type=_positive,
+        default=None,
+        help="llama.cpp threads (default: llama.cpp's choice)",
+    )
+    serve.add_argument(
+        "--batch-size",
+        "-b",
+        type=_positive,
+        default=512,
+        help="tokens decoded per step; prompts are prefilled in chunks of it",
+    )
+    serve.add_argument("--cache-type-k", choices=sorted(CACHE_TYPES), default="f16", help="K-cache precision")
+    serve.add_argument(
+        "--cache-type-v",
+        choices=sorted(CACHE_TYPES),
+        default="f16",
+        help="V-cache precision (a quantized V cache turns flash attention on)",
+    )
     cache = serve.add_mutually_exclusive_group()
     cache.add_argument(
         "--system-prompt-cache", action="store_true", help="keep the system prompt in sequence 0"
@@ -50,17 +100,37 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
     cache.add_argument(
         "--first-message-cache", action="store_true", help="keep the first user message in seq 0"
     )
-    serve.add_argument("--cache-min-tokens", type=int, default=100)
-    serve.add_argument("--no-prefix-reuse", action="store_true", help="never reuse a slot's KV cache")
-    serve.add_argument("--chat-template-file", type=Path)
+    serve.add_argument(
+        "--cache-min-tokens",
+        type=int,
+        default=100,
+        help="shortest system / first message kept in sequence 0",
+    )
+    serve.add_argument(
+        "--no-prefix-reuse",
+        action="store_true",
+        help="never reuse KV across requests (default: reuse the longest prefix any sequence holds)",
+    )
+    serve.add_argument(
+        "--chat-template-file", type=Path, help="a Jinja chat template to use (default: the GGUF's own)"
+    )
     serve.add_argument(
         "--chat-format",
         choices=["auto", "jinja", "harmony"],
         default="auto",
-        help="harmony: gpt-oss's format",
+        help="harmony is gpt-oss's format; auto detects it from the template or architecture",
     )
-    serve.add_argument("--reasoning-format", choices=["auto", "none"], default="auto")
-    serve.add_argument("--api-key", default=os.environ.get("TOKENLOOM_API_KEY"))
+    serve.add_argument(
+        "--reasoning-format",
+        choices=["auto", "none"],
+        default="auto",
+        help="none leaves reasoning in the content verbatim (tool calls are still parsed)",
+    )
+    serve.add_argument(
+        "--api-key",
+        default=None,
+        help="require this key as `Authorization: Bearer` (default: $TOKENLOOM_API_KEY, else no key)",
+    )
     serve.add_argument(
         "--cors-origin", action="append", default=[], help="allowed browser origin (repeatable)"
     )
@@ -69,7 +139,9 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="store_true",
         help="accept a request's own `chat_template` (default: refused with a 400 naming the field)",
     )
-    serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log verbosity"
+    )
     serve.set_defaults(func=run_serve)
 
 
@@ -100,7 +172,7 @@ def run_serve(args: argparse.Namespace) -> int:
         chat_template_file=args.chat_template_file,
         cache_mode=cache_mode,
         cache_min_tokens=args.cache_min_tokens,
-        api_key=args.api_key,
+        api_key=args.api_key or os.environ.get("TOKENLOOM_API_KEY") or None,
         cors_origins=tuple(args.cors_origin),
         reasoning_format=args.reasoning_format,
         chat_format=args.chat_format,
@@ -126,6 +198,7 @@ def _template_commands() -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokenloom", description="A local LLM server on llama.cpp.")
+    parser.add_argument("--version", action="version", version=f"tokenloom {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     add_serve(subparsers)
     register_template = _template_commands()
