@@ -107,6 +107,12 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="shortest system / first message kept in sequence 0",
     )
     serve.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="flash attention off: a request's logits never depend on its batch neighbours, so greedy "
+        "and seeded output repeat under load (default: flash attention where llama.cpp supports it)",
+    )
+    serve.add_argument(
         "--no-prefix-reuse",
         action="store_true",
         help="never reuse KV across requests (default: reuse the longest prefix any sequence holds)",
@@ -168,6 +174,7 @@ def run_serve(args: argparse.Namespace) -> int:
             cache_type_v=args.cache_type_v,
             max_queue=args.queue_size,
             prefix_reuse=not args.no_prefix_reuse,
+            deterministic=args.deterministic,
         ),
         chat_template_file=args.chat_template_file,
         cache_mode=cache_mode,

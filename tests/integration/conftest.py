@@ -13,9 +13,13 @@ from tests.integration.server_process import ServerProcess
 TIMEOUT = httpx.Timeout(120.0, connect=10.0)
 
 
-def _serve(tmp_path_factory: pytest.TempPathFactory, name: str, *flags: str) -> Iterator[ServerProcess]:
+def _serve(
+    tmp_path_factory: pytest.TempPathFactory, name: str, *flags: str, deterministic: bool = True
+) -> Iterator[ServerProcess]:
+    """A test server; deterministic (batch-independent logits) unless a test is about the fast mode."""
     log = tmp_path_factory.mktemp("logs") / f"{name}.log"
-    server = ServerProcess(*flags, log_path=log).start()
+    mode = ("--deterministic",) if deterministic else ()
+    server = ServerProcess(*mode, *flags, log_path=log).start()
     yield server
     server.stop()
 

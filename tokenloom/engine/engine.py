@@ -42,6 +42,24 @@ class EngineConfig:
     cache_type_v: str = "f16"
     max_queue: int = 16  # requests waiting for a slot beyond the N running ones
     prefix_reuse: bool = True
+    deterministic: bool = False  # batch-independent logits (flash attention off) instead of speed
+
+
+def flash_attention_type(cfg: EngineConfig) -> int:
+    """llama.cpp's flash-attention setting: automatic (fast) unless the logits must be batch-independent.
+
+    The CPU flash-attention kernels accumulate differently for one row than for many, which makes a
+    request's logits depend on its batch neighbours (measured: up to 0.66 apart). Without them the logits
+    are bit-identical, so greedy and seeded output repeat under load; that is `deterministic`, and it
+    costs decode speed (measured ~17% on one thread). A quantized V cache needs flash attention.
+    """
+    if cfg.cache_type_v not in ("f16", "f32", "bf16"):
+        if cfg.deterministic:
+            raise EngineError("deterministic mode needs an f16, bf16 or f32 V cache (--cache-type-v)")
+        return int(llama.LLAMA_FLASH_ATTN_TYPE_ENABLED)
+    if cfg.deterministic:
+        return int(llama.LLAMA_FLASH_ATTN_TYPE_DISABLED)
+    return int(llama.LLAMA_FLASH_ATTN_TYPE_AUTO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +108,7 @@ class Engine:
         params.type_v = CACHE_TYPES[cfg.cache_type_v]
         params.swa_full = True  # sliding-window models keep every position, so prefixes stay reusable
         params.kv_unified = False  # a stream per sequence: a request's math never depends on its neighbours
-        # The CPU flash-attention kernels accumulate differently for one row than for many, which makes a
-        # request's logits depend on its batch neighbours (measured: up to 0.66 apart). Without it the
-        # logits are bit-identical, so seeded sampling reproduces. A quantized V cache needs it, though.
-        needs_flash = cfg.cache_type_v not in ("f16", "f32", "bf16")
-        params.flash_attn_type = 1 if needs_flash else 0
+        params.flash_attn_type = flash_attention_type(cfg)
         params.no_perf = True
         ctx = llama.llama_init_from_model(self.loaded.model, params)
         if not ctx:
