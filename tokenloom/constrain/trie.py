@@ -237,15 +237,14 @@ _TRIES_LOCK = threading.Lock()
 def trie_for(vocab: Vocab) -> ByteTrie:
     """The shared trie of `vocab` (cached by identity of its pieces; special tokens left out)."""
     key = id(vocab.pieces)
-    with _TRIES_LOCK:
+    with _TRIES_LOCK:  # held while building: two first constrained requests build it once, not twice
         hit = _TRIES.get(key)
         if hit is not None and hit[0] is vocab.pieces:
             return hit[1]
-    special = vocab.special_ids
-    entries = [(p, i) for i, p in enumerate(vocab.pieces) if p and i not in special]
-    trie = ByteTrie(entries, vocab.n_vocab)
-    trie.free_index(JSON_STRING_FREE)  # every JSON schema needs it: build it up front
-    trie.byte_cp()  # and classes with some non-ASCII characters need this (0.2 s)
-    with _TRIES_LOCK:
+        special = vocab.special_ids
+        entries = [(p, i) for i, p in enumerate(vocab.pieces) if p and i not in special]
+        trie = ByteTrie(entries, vocab.n_vocab)
+        trie.free_index(JSON_STRING_FREE)  # every JSON schema needs it: build it up front
+        trie.byte_cp()  # and classes with some non-ASCII characters need this (0.2 s)
         _TRIES[key] = (vocab.pieces, trie)
-    return trie
+        return trie

@@ -15,7 +15,6 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tokenloom.constrain.trie import trie_for
 from tokenloom.engine.engine import Engine
 from tokenloom.engine.model import DEFAULT_MODEL_ID, load_model
 from tokenloom.errors import TokenloomError
@@ -94,7 +93,6 @@ def _load(state: ServerState) -> None:
         DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
     )
     state.metrics.bind_engine_gauges(lambda: engine.stats().queued, lambda: engine.stats().busy_slots)
-    trie_for(engine.vocab)  # the structured-output vocabulary trie, built once before the first request
     tune_gc()
     policy = PrefixPolicy(config.cache_mode, config.cache_min_tokens)
     state.pipeline = Pipeline(engine, chat_format, policy, observer=state.metrics)
