@@ -167,7 +167,9 @@ def chat_ttft(url: str, system: str, question: str) -> float:
     }
     start = time.perf_counter()
     with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=900) as response:
-        response.raise_for_status()
+        if response.status_code != 200:
+            print(f"  chat request failed: {response.status_code} {response.read()[:300]!r}", file=sys.stderr)
+            return float("nan")
         for line in response.iter_lines():
             if line.startswith("data: ") and '"content":"' in line and '"content":""' not in line:
                 return time.perf_counter() - start

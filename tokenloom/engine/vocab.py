@@ -78,6 +78,20 @@ class Tokenizer:
         return self.piece(token_id).decode("utf-8", "replace")
 
     @cached_property
+    def control_texts(self) -> frozenset[str]:
+        """The texts that special parsing turns into control (or unknown) tokens, e.g. "<start_of_turn>";
+        with special parsing off they stay ordinary text."""
+        handle = self._vocab_handle
+        hidden = int(llama.LLAMA_TOKEN_ATTR_CONTROL | llama.LLAMA_TOKEN_ATTR_UNKNOWN)
+        texts = set()
+        for token in range(self.n_vocab):
+            if int(llama.llama_vocab_get_attr(handle, token)) & hidden:
+                text = llama.llama_vocab_get_text(handle, token)
+                if text:
+                    texts.add(text.decode("utf-8", "replace"))
+        return frozenset(texts)
+
+    @cached_property
     def vocab(self) -> Vocab:
         """All pieces and token classes, computed once (262k calls: about a second)."""
         handle = self._vocab_handle

@@ -49,6 +49,8 @@ def format_for_model(
         return HarmonyFormat(choice.text, choice.source, tokenizer)
     bos = tokenizer.token_text(tokenizer.bos_id) if tokenizer.bos_id is not None else ""
     eos = tokenizer.token_text(tokenizer.eos_id) if tokenizer.eos_id is not None else ""
-    return JinjaFormat(
+    jinja = JinjaFormat(
         choice.text, choice.source, tokenizer, bos, eos, keep_reasoning_in_content=reasoning_format == "none"
     )
+    _ = jinja.controls  # the turn-forgery guard's index, built at load rather than by the first request
+    return jinja

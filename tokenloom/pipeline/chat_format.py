@@ -86,7 +86,11 @@ def is_harmony_model(template: str, architecture: str, forced: str = "auto") -> 
 
 def tokenize_prompt_text(tokenizer: Tokenizer, text: str, *, parse_special: bool = True) -> list[int]:
     """Prompt text -> tokens, with the BOS the model expects exactly once at the start."""
-    tokens = tokenizer.tokenize(text, add_bos=False, parse_special=parse_special)
+    return with_bos(tokenizer, tokenizer.tokenize(text, add_bos=False, parse_special=parse_special))
+
+
+def with_bos(tokenizer: Tokenizer, tokens: list[int]) -> list[int]:
+    """`tokens` starting with the model's BOS exactly once, when the model expects one."""
     bos = tokenizer.bos_id
     if tokenizer.adds_bos and bos is not None and (not tokens or tokens[0] != bos):
         tokens.insert(0, bos)

@@ -18,7 +18,8 @@ from tokenloom.grammar import Constrained
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.output_parser import is_forced_open, make_output_parser
 from tokenloom.pipeline.budget import ReasoningMarkers
-from tokenloom.pipeline.chat_format import PrefixPolicy, Prompt, tokenize_prompt_text
+from tokenloom.pipeline.chat_format import PrefixPolicy, Prompt, tokenize_prompt_text, with_bos
+from tokenloom.pipeline.guard import ControlTexts, HiddenSpecials
 from tokenloom.pipeline.request import ChatRequest
 from tokenloom.pipeline.tool_constraints import jinja_constraint
 
@@ -37,32 +38,48 @@ class JinjaFormat:
     bos_token: str = ""
     eos_token: str = ""
     keep_reasoning_in_content: bool = False  # the server's --reasoning-format none
+    _controls: ControlTexts | None = None
 
     def prompt(self, request: ChatRequest, policy: PrefixPolicy) -> Prompt:
-        messages = [message.template_dict() for message in request.messages]
+        hidden = HiddenSpecials(self.controls)  # request text never becomes control tokens (guard.py)
+        messages = [hidden.hide(message.template_dict()) for message in request.messages]
         prefill = ""
         if request.continues_assistant:
-            prefill = request.messages[-1].text()
+            prefill = hidden.hide(request.messages[-1].text())
             messages.pop()
         marked = _mark_cache_end(messages, policy)
         text = render_chat(
             self.template,
             messages,
-            tools=request.tool_dicts() or None,
+            tools=hidden.hide(request.tool_dicts()) or None,
             add_generation_prompt=True,
             bos_token=self.bos_token,
             eos_token=self.eos_token,
-            template_kwargs=_template_kwargs(request),
+            template_kwargs=hidden.hide(_template_kwargs(request)),
         )
         cache_end = text.find(_CACHE_MARK) if marked else -1
         if marked:
             text = text.replace(_CACHE_MARK, "")
-        tokens = self.tokenize_text(text + prefill)
+        tokens = self._tokenize_guarded(hidden, text + prefill)
         cache_len = 0
         if cache_end >= 0:
-            shared = common_prefix_len(self.tokenize_text(text[:cache_end]), tokens)
+            shared = common_prefix_len(self._tokenize_guarded(hidden, text[:cache_end]), tokens)
             cache_len = shared if shared >= policy.min_tokens else 0
+        text, prefill = hidden.reveal(text), hidden.reveal(prefill)
         return Prompt(text + prefill, tokens, text, prefill, cache_len)
+
+    @property
+    def controls(self) -> ControlTexts:
+        """The model's control-token texts, indexed once per format."""
+        if self._controls is None:
+            self._controls = ControlTexts.of(self.tokenizer.control_texts)
+        return self._controls
+
+    def _tokenize_guarded(self, hidden: HiddenSpecials, text: str) -> list[int]:
+        def tokenize(run: str, special: bool) -> list[int]:
+            return self.tokenizer.tokenize(run, add_bos=False, parse_special=special)
+
+        return with_bos(self.tokenizer, hidden.tokenize(text, tokenize))
 
     def stops(self) -> tuple[str, ...]:
         return ()
