@@ -3,11 +3,16 @@ against the real server."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
 import pytest
+
+from tests.integration.conftest import _serve
+from tests.integration.server_process import ServerProcess
+from tokenloom.engine.vocab import load_tokenizer
 
 USER = {"role": "user", "content": "Hello"}
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
@@ -53,6 +58,24 @@ def _tool(name: str, parameters: Any = None) -> dict[str, Any]:
         ),
         ({"messages": [USER], "chat_template": "{{ messages }}"}, "chat_template"),
         ({"messages": [USER], "logit_bias": {"262144": 1}}, "logit_bias.262144"),
+        (
+            {"messages": [USER], "chat_template_kwargs": {"chat_template": "{{ messages }}"}},
+            "chat_template_kwargs.chat_template",
+        ),
+        *[
+            ({"messages": [USER], "chat_template_kwargs": {name: value}}, f"chat_template_kwargs.{name}")
+            for name, value in [
+                ("tokenize", True),
+                ("messages", []),
+                ("tools", []),
+                ("add_generation_prompt", False),
+                ("raise_exception", "x"),
+                ("bos_token", "<eos>"),
+                ("eos_token", "x"),
+                ("strftime_now", "x"),
+                ("documents", []),
+            ]
+        ],
     ],
 )
 def test_bad_requests_name_the_field(http: httpx.Client, body: dict[str, Any], param: str) -> None:
@@ -131,3 +154,22 @@ def test_agui_errors_from_the_pipeline_name_agui_fields(http: httpx.Client) -> N
     response = http.post("/agui", json=run)
     assert response.status_code == 400, response.text
     assert response.json()["error"]["param"] == "tools[0].parameters.properties.x.type"
+
+
+@pytest.fixture(scope="module")
+def templates_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    yield from _serve(tmp_path_factory, "request-templates", "--parallel", "1", "--allow-request-templates")
+
+
+@pytest.mark.parametrize("where", ["chat_template", "chat_template_kwargs"])
+def test_an_allowed_request_template_renders_the_prompt(templates_server: ServerProcess, where: str) -> None:
+    template = "{{ bos_token }}Q: {{ messages[-1]['content'] }}\nA:"
+    body: dict[str, Any] = {"messages": [USER], "max_tokens": 1, "temperature": 0}
+    if where == "chat_template":
+        body["chat_template"] = template
+    else:
+        body["chat_template_kwargs"] = {"chat_template": template}
+    response = httpx.post(f"{templates_server.base_url}/chat/completions", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    expected = load_tokenizer().tokenize("<bos>Q: Hello\nA:", parse_special=True)
+    assert response.json()["usage"]["prompt_tokens"] == len(expected)

@@ -37,6 +37,10 @@ RESERVED_VARIABLES = frozenset(
         "lipsum",
         "cycler",
         "joiner",
+        "tokenize",  # Hugging Face's apply_chat_template arguments, never template variables
+        "return_dict",
+        "return_tensors",
+        "chat_template",  # a request template goes through --allow-request-templates, not a variable
     }
 )
 

@@ -88,7 +88,7 @@ def request_of(
             budget_tokens=body.reasoning_budget,
             keep_in_content=body.reasoning_format == "none",
         ),
-        template_kwargs=dict(body.chat_template_kwargs or {}),
+        template_kwargs={k: v for k, v in (body.chat_template_kwargs or {}).items() if k != "chat_template"},
         continue_final_message=body.continues(),
     )
 

@@ -41,7 +41,19 @@ async def list_models(request: Request) -> dict[str, Any]:
     }
 
 
-def pipeline_for(state: ServerState, template: str | None) -> Pipeline:
+def request_template(body: ChatCompletionRequest) -> tuple[str | None, str]:
+    """The request's own template and the field it came in: top-level `chat_template`, or (as some
+    clients send it) `chat_template_kwargs.chat_template`."""
+    if body.chat_template is not None:
+        return body.chat_template, "chat_template"
+    nested = (body.chat_template_kwargs or {}).get("chat_template")
+    param = "chat_template_kwargs.chat_template"
+    if nested is not None and not isinstance(nested, str):
+        raise InvalidRequest(f"{param}: a chat template is a string", param=param)
+    return nested, param
+
+
+def pipeline_for(state: ServerState, template: str | None, param: str = "chat_template") -> Pipeline:
     """The server's pipeline, or one rendering with the request's own template when the operator allows
     request templates (`--allow-request-templates`; otherwise the field is a 400)."""
     pipeline = state.ready()
@@ -49,14 +61,12 @@ def pipeline_for(state: ServerState, template: str | None) -> Pipeline:
         return pipeline
     if not state.config.allow_request_templates:
         raise InvalidRequest(
-            "chat_template: this server does not accept request templates (--allow-request-templates)",
-            param="chat_template",
+            f"{param}: this server does not accept request templates (--allow-request-templates)",
+            param=param,
         )
     base = pipeline.chat_format
     if not isinstance(base, JinjaFormat):
-        raise InvalidRequest(
-            "chat_template: this model's format does not use templates", param="chat_template"
-        )
+        raise InvalidRequest(f"{param}: this model's format does not use templates", param=param)
     own = JinjaFormat(template, "request", base.tokenizer, base.bos_token, base.eos_token)
     return dataclasses.replace(pipeline, chat_format=own)
 
@@ -66,7 +76,7 @@ async def chat_completions(request: Request) -> Response:
     state = _state(request)
     body = validate_body(ChatCompletionRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
-    pipeline = pipeline_for(state, body.chat_template)
+    pipeline = pipeline_for(state, *request_template(body))
     submission = await pipeline.submit(chat_request(body, pipeline.engine.n_vocab))
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     headers = unenforced_headers(submission)
