@@ -253,7 +253,7 @@ def main() -> None:
                         runs.setdefault((peer.name, n), []).append(streams(peer.url, n, args.max_tokens))
             for i, peer in enumerate(peers):
                 system = " ".join(
-                    f"Rule {i}.{k}: be accurate, brief and friendly always." for k in range(150)
+                    f"Rule {i}.{k}: be accurate, brief and friendly always." for k in range(100)
                 )
                 row: dict[str, object] = {"idle_rss_mib": peer.idle_rss}
                 for n in (1, 4, 8):
