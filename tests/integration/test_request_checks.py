@@ -59,6 +59,19 @@ def _tool(name: str, parameters: Any = None) -> dict[str, Any]:
         ({"messages": [USER], "chat_template": "{{ messages }}"}, "chat_template"),
         ({"messages": [USER], "logit_bias": {"262144": 1}}, "logit_bias.262144"),
         (
+            {
+                "messages": [USER],
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": "loop",
+                        "schema": {"type": "object", "properties": {"x": {"$ref": "#"}}, "required": ["x"]},
+                    },
+                },
+            },
+            "response_format.json_schema.schema",
+        ),
+        (
             {"messages": [USER], "chat_template_kwargs": {"chat_template": "{{ messages }}"}},
             "chat_template_kwargs.chat_template",
         ),

@@ -18,6 +18,7 @@ from typing import Any
 from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.regex import Regex
 from tokenloom.constrain.schema_checks import Check, settle
+from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reachable
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
 from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
 from tokenloom.constrain.schema_objects import ObjectKeywords, count
@@ -60,6 +61,15 @@ class SchemaCompiler(ObjectKeywords):
             raise GrammarError(
                 "the schema admits no value (e.g. a $ref cycle with no content)", param=self.param
             )
+        graph = reachable(root)
+        finite = finite_nodes(graph)
+        if root not in finite:
+            raise GrammarError(
+                "the schema admits no finite value: every value it describes contains itself without end "
+                "(a $ref cycle with no way out)",
+                param=self.param,
+            )
+        prune_endless(graph, finite)
         return root
 
     def ignore(self, node: Schema, keyword: str) -> None:

@@ -152,6 +152,7 @@ class Schema:
         """Forget derived caches (after compilation rewrote unions into checked combinations)."""
         self._first = None
         self._alts = None
+        self._names = None
 
     def prop_names(self) -> frozenset[str]:
         if self._names is None:
