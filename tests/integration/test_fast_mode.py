@@ -39,3 +39,26 @@ def test_greedy_output_alone_is_stable_in_fast_mode(fast_server: ServerProcess) 
     assert texts[0]
     assert texts == [texts[0]] * 3
     assert streamed == texts[0]
+
+
+def test_fast_mode_reuses_a_shared_prefix_from_its_unified_cache(fast_server: ServerProcess) -> None:
+    client = openai.OpenAI(base_url=fast_server.base_url, api_key="x", timeout=TIMEOUT, max_retries=0)
+    system = {"role": "system", "content": "You answer in one short sentence. " * 30}
+    first = client.chat.completions.create(
+        model="", messages=[system, PROMPT[0]], max_tokens=16, temperature=0
+    )
+    again = [
+        client.chat.completions.create(model="", messages=[system, PROMPT[0]], max_tokens=16, temperature=0)
+        for _ in range(2)
+    ]
+    other = client.chat.completions.create(
+        model="",
+        messages=[system, {"role": "user", "content": "Name a colour."}],
+        max_tokens=8,
+        temperature=0,
+    )
+    assert first.usage is not None and other.usage is not None
+    details = other.usage.prompt_tokens_details
+    assert details is not None and (details.cached_tokens or 0) >= 200  # the system prompt was not recomputed
+    assert again[0].choices[0].message.content == again[1].choices[0].message.content
+    assert first.choices[0].message.content

@@ -62,6 +62,19 @@ def flash_attention_type(cfg: EngineConfig) -> int:
     return int(llama.LLAMA_FLASH_ATTN_TYPE_AUTO)
 
 
+def unified_kv(cfg: EngineConfig) -> bool:
+    """One KV buffer for all sequences (llama-server's `-kvu`) unless the logits must be batch-independent.
+
+    With a stream per sequence, llama.cpp decodes a batch in one pass only when its sequences have
+    consecutive ids; slots picked for their cached prefixes rarely are, and a step then becomes several
+    passes (measured: 4 streams fell from 60 to 40 tok/s once prefix reuse scattered them). One unified
+    buffer decodes any set of sequences in one pass and stores a shared prefix once, but a request's
+    attention then sums over cells its neighbours also use, so its logits can depend on them: the
+    deterministic mode keeps a stream per sequence.
+    """
+    return not cfg.deterministic
+
+
 @dataclass(frozen=True, slots=True)
 class EngineStats:
     busy_slots: int
@@ -80,7 +93,8 @@ class Engine:
         self.vocab = self.tokenizer.vocab  # every piece, for constraint tries: built once, at start-up
         self._ctx = self._create_context()
         self._memory = llama.llama_get_memory(self._ctx)
-        self.n_ctx_slot = int(llama.llama_n_ctx_seq(self._ctx))
+        # a unified cache reports its whole size per sequence; a request still gets one slot's share
+        self.n_ctx_slot = min(self.config.n_ctx_slot, int(llama.llama_n_ctx_seq(self._ctx)))
         self._batch = llama.llama_batch_init(self.config.n_batch, 0, 1)
         self.slots = [Slot(slot_id=i, seq_id=i + 1) for i in range(self.config.n_parallel)]
         self.cache_slot = Slot(slot_id=-1, seq_id=0, is_cache=True)
@@ -107,7 +121,7 @@ class Engine:
         params.type_k = CACHE_TYPES[cfg.cache_type_k]
         params.type_v = CACHE_TYPES[cfg.cache_type_v]
         params.swa_full = True  # sliding-window models keep every position, so prefixes stay reusable
-        params.kv_unified = False  # a stream per sequence: a request's math never depends on its neighbours
+        params.kv_unified = unified_kv(cfg)
         params.flash_attn_type = flash_attention_type(cfg)
         params.no_perf = True
         ctx = llama.llama_init_from_model(self.loaded.model, params)
