@@ -74,6 +74,7 @@ class Finish:
 
     reason: str  # "stop", "length", "tool_calls", "error"
     usage: Usage = field(default_factory=Usage)
+    stop_sequence: str | None = None  # the request's stop string that ended the output, if one did
 
 
 Event = ReasoningDelta | ContentDelta | ToolCallStart | ToolCallArgsDelta | ToolCallEnd | ParseError | Finish

@@ -406,7 +406,10 @@ class Engine:
             tail += slot.stop.flush()
             if tail:
                 job.emit(Piece(tail, -1), self._outbox)
-        done = Done(reason, len(job.prompt), slot.n_generated, slot.reused_tokens, error=error)
+        matched = slot.stop.matched if slot.stop is not None and reason == "stop" else None
+        done = Done(
+            reason, len(job.prompt), slot.n_generated, slot.reused_tokens, error=error, stop_sequence=matched
+        )
         slot.last_used = time.monotonic()
         slot.release()
         self._emit_done(job, done)

@@ -41,6 +41,7 @@ class Done:
     completion_tokens: int
     cached_tokens: int
     error: str | None = None
+    stop_sequence: str | None = None  # the request's stop string that ended the output, if one did
 
 
 JobEvent = Piece | Done

@@ -91,6 +91,7 @@ class StopMatcher:
 
     stops: tuple[str, ...]
     _pending: str = field(default="")
+    matched: str | None = None  # the stop string that ended the output (Anthropic reports it)
 
     def feed(self, text: str) -> tuple[str, bool]:
         """Returns (text safe to emit, whether a stop string was found). The stop itself is never emitted."""
@@ -101,7 +102,7 @@ class StopMatcher:
         for stop in self.stops:
             index = self._pending.find(stop)
             if index >= 0 and (first < 0 or index < first):
-                first = index
+                first, self.matched = index, stop
         if first >= 0:
             out = self._pending[:first]
             self._pending = ""

@@ -80,7 +80,7 @@ class Submission:
                 reason = item.finish_reason
                 if reason == "stop" and parser.message().tool_calls:
                     reason = "tool_calls"
-                yield Finish(reason, usage)
+                yield Finish(reason, usage, item.stop_sequence)
 
 
 @dataclass(slots=True)

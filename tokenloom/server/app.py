@@ -22,12 +22,15 @@ from tokenloom.pipeline import Pipeline, PrefixPolicy, format_for_model
 from tokenloom.runtime import tune_gc
 from tokenloom.server import errors as error_handlers
 from tokenloom.server.agui_routes import router as agui_router
+from tokenloom.server.anthropic_routes import router as anthropic_router
+from tokenloom.server.encode_anthropic import anthropic_error
 from tokenloom.server.openai_routes import router as openai_router
 from tokenloom.server.responses_routes import router as responses_router
 from tokenloom.server.state import ServerConfig, ServerState
 
 logger = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/health"})
+ANTHROPIC_PATHS = "/v1/messages"
 
 
 class ApiKeyMiddleware:
@@ -41,15 +44,21 @@ class ApiKeyMiddleware:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS or scope["method"] == "OPTIONS":
             await self.app(scope, receive, send)
             return
-        given = b""
+        bearer = api_key = b""
         for name, value in scope["headers"]:
             if name == b"authorization":
-                given = value
-                break
-        if not hmac.compare_digest(given, self._expected):
-            body = error_handlers.error_body(
-                "invalid or missing API key", "authentication_error", code="invalid_api_key"
-            )
+                bearer = value
+            elif name == b"x-api-key":  # Anthropic's clients send the key here
+                api_key = b"Bearer " + value
+        # both compared every time, in constant time, so timing tells nothing about which one was close
+        by_bearer = hmac.compare_digest(bearer, self._expected)
+        by_header = hmac.compare_digest(api_key, self._expected)
+        if not (by_bearer or by_header):
+            message = "invalid or missing API key"
+            if scope["path"].startswith(ANTHROPIC_PATHS):
+                body = anthropic_error(message, 401)
+            else:
+                body = error_handlers.error_body(message, "authentication_error", code="invalid_api_key")
             await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})(
                 scope, receive, send
             )
@@ -127,6 +136,7 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
     app.include_router(openai_router)
     app.include_router(agui_router)
     app.include_router(responses_router)
+    app.include_router(anthropic_router)
 
     @app.get("/health")
     async def health() -> Response:
@@ -153,6 +163,6 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
             allow_origins=list(config.cors_origins),
             allow_credentials=not wildcard,  # never reflect an arbitrary origin together with credentials
             allow_methods=["GET", "POST", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type"],
+            allow_headers=["Authorization", "Content-Type", "x-api-key", "anthropic-version"],
         )
     return app

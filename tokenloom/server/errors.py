@@ -52,6 +52,9 @@ async def http_error_handler(_request: Request, exc: Exception) -> JSONResponse:
 
 async def unexpected_error_handler(request: Request, exc: Exception) -> JSONResponse:
     logger.exception("unhandled error on %s", request.url.path)
+    if request.url.path.startswith("/v1/messages"):  # Anthropic's clients read their own shape
+        body = {"type": "error", "error": {"type": "api_error", "message": "internal server error"}}
+        return JSONResponse(body, status_code=500)
     return JSONResponse(error_body("internal server error", "server_error"), status_code=500)
 
 
