@@ -28,6 +28,12 @@ class TokenloomError(Exception):
         if code is not None:
             self.code = code
 
+    def message_naming_param(self) -> str:
+        """The message, starting with the field it is about (for APIs whose errors have no `param`)."""
+        if self.param and not self.message.startswith(self.param):
+            return f"{self.param}: {self.message}"
+        return self.message
+
 
 class InvalidRequest(TokenloomError):
     """The request is wrong; `param` names the offending field (e.g. "messages[1].role")."""

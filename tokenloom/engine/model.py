@@ -133,6 +133,21 @@ def _meta_str(model: Any, key: str) -> str | None:
     return buffer.value.decode("utf-8", "replace")
 
 
+def model_metadata(model: Any, *, max_value_chars: int = 256) -> dict[str, str]:
+    """Every GGUF metadata key and value of a loaded model, long values (token lists, templates) cut
+    short: what Ollama's `/api/show` reports as `model_info`."""
+    out: dict[str, str] = {}
+    key_buffer = ctypes.create_string_buffer(256)
+    value_buffer = ctypes.create_string_buffer(max_value_chars + 1)
+    for index in range(int(llama.llama_model_meta_count(model))):
+        if llama.llama_model_meta_key_by_index(model, index, key_buffer, 256) < 0:
+            continue
+        if llama.llama_model_meta_val_str_by_index(model, index, value_buffer, max_value_chars + 1) < 0:
+            continue
+        out[key_buffer.value.decode("utf-8", "replace")] = value_buffer.value.decode("utf-8", "replace")
+    return out
+
+
 def load_model(
     model_path: str | Path | None = None, *, vocab_only: bool = False, progress: bool = False
 ) -> LoadedModel:

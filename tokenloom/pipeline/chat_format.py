@@ -59,6 +59,10 @@ class ChatFormat(Protocol):
 
     def tokenize_text(self, text: str) -> list[int]: ...
 
+    def capabilities(self) -> frozenset[str]:
+        """What the template can do beyond completion: "tools", "thinking" (Ollama's `/api/show`)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class TemplateChoice:

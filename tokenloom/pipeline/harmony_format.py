@@ -78,6 +78,9 @@ class HarmonyFormat:
     def tokenize_text(self, text: str) -> list[int]:
         return tokenize_prompt_text(self.tokenizer, text)
 
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({"completion", "tools", "thinking"})  # gpt-oss has both, always
+
 
 def builtin_tools(request: ChatRequest) -> tuple[str, ...]:
     """gpt-oss's built-in tools a request enables (as llama.cpp: chat_template_kwargs.builtin_tools)."""

@@ -115,6 +115,15 @@ class JinjaFormat:
     def tokenize_text(self, text: str) -> list[int]:
         return tokenize_prompt_text(self.tokenizer, text)
 
+    def capabilities(self) -> frozenset[str]:
+        analysis = analyze(self.template)
+        found = {"completion"}
+        if analysis.caps.supports_tools or analysis.tools.supports_tools:
+            found.add("tools")
+        if analysis.caps.supports_reasoning or analysis.content.reasoning_end:
+            found.add("thinking")
+        return frozenset(found)
+
 
 def _template_kwargs(request: ChatRequest) -> dict[str, Any]:
     """The request's template variables plus its reasoning controls under the names clients use."""

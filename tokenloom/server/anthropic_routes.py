@@ -28,7 +28,8 @@ PING = {"type": "ping"}
 def error_response(exc: TokenloomError) -> JSONResponse:
     """A TokenloomError in Anthropic's shape; the message names the field, as ours always start with it."""
     headers = {"retry-after": str(exc.retry_after)} if isinstance(exc, Overloaded) else None
-    return JSONResponse(anthropic_error(exc.message, exc.status), status_code=exc.status, headers=headers)
+    body = anthropic_error(exc.message_naming_param(), exc.status)
+    return JSONResponse(body, status_code=exc.status, headers=headers)
 
 
 async def _anthropic_errors(work: Callable[[], Awaitable[Response]]) -> Response:

@@ -24,6 +24,7 @@ from tokenloom.server import errors as error_handlers
 from tokenloom.server.agui_routes import router as agui_router
 from tokenloom.server.anthropic_routes import router as anthropic_router
 from tokenloom.server.encode_anthropic import anthropic_error
+from tokenloom.server.ollama_routes import router as ollama_router
 from tokenloom.server.openai_routes import router as openai_router
 from tokenloom.server.responses_routes import router as responses_router
 from tokenloom.server.state import ServerConfig, ServerState
@@ -74,7 +75,7 @@ class RequestCounter:
         self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+        if scope["type"] != "http" or not scope["path"].startswith(("/v1/", "/api/")):
             await self.app(scope, receive, send)
             return
 
@@ -137,6 +138,7 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
     app.include_router(agui_router)
     app.include_router(responses_router)
     app.include_router(anthropic_router)
+    app.include_router(ollama_router)
 
     @app.get("/health")
     async def health() -> Response:

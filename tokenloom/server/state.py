@@ -35,6 +35,7 @@ class ServerState:
     pipeline: Pipeline | None = None
     model_id: str = ""
     load_error: str | None = None
+    model_info: dict[str, str] | None = None  # the GGUF's metadata, read once for Ollama's /api/show
 
     @property
     def is_ready(self) -> bool:
