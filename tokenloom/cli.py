@@ -146,6 +146,17 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="accept a request's own `chat_template` (default: refused with a 400 naming the field)",
     )
     serve.add_argument(
+        "--pooling",
+        choices=["mean", "cls", "last", "rank"],
+        default=None,
+        help="how /v1/embeddings pools a sequence (default: what the GGUF says, else mean)",
+    )
+    serve.add_argument(
+        "--no-normalize",
+        action="store_true",
+        help="return embeddings as pooled, without L2 normalisation (default: unit vectors)",
+    )
+    serve.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log verbosity"
     )
     serve.set_defaults(func=run_serve)
@@ -184,6 +195,8 @@ def run_serve(args: argparse.Namespace) -> int:
         reasoning_format=args.reasoning_format,
         chat_format=args.chat_format,
         allow_request_templates=args.allow_request_templates,
+        pooling=args.pooling,
+        normalize_embeddings=not args.no_normalize,
     )
 
     def announce(state: ServerState) -> None:

@@ -23,6 +23,7 @@ from tokenloom.runtime import tune_gc
 from tokenloom.server import errors as error_handlers
 from tokenloom.server.agui_routes import router as agui_router
 from tokenloom.server.anthropic_routes import router as anthropic_router
+from tokenloom.server.embedding_routes import router as embedding_router
 from tokenloom.server.encode_anthropic import anthropic_error
 from tokenloom.server.ollama_routes import router as ollama_router
 from tokenloom.server.openai_routes import router as openai_router
@@ -126,6 +127,8 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
         task = asyncio.create_task(load())
         yield
         task.cancel()
+        if state.embedder is not None:
+            await asyncio.to_thread(state.embedder.close)
         if state.pipeline is not None:
             await asyncio.to_thread(state.pipeline.engine.close)
 
@@ -139,6 +142,7 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
     app.include_router(responses_router)
     app.include_router(anthropic_router)
     app.include_router(ollama_router)
+    app.include_router(embedding_router)
 
     @app.get("/health")
     async def health() -> Response:

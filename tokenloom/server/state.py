@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tokenloom.engine.embed import EmbedConfig, Embedder
 from tokenloom.engine.engine import Engine, EngineConfig
 from tokenloom.errors import ModelNotFound, TokenloomError
 from tokenloom.pipeline.chat_format import CacheMode
@@ -26,6 +28,8 @@ class ServerConfig:
     reasoning_format: str = "auto"
     chat_format: str = "auto"  # --chat-format: "auto" (detected at load) or a format's name
     allow_request_templates: bool = False  # a request's own `chat_template` (off: a 400 naming it)
+    pooling: str | None = None  # --pooling: embeddings' pooling (None: the GGUF's, else mean)
+    normalize_embeddings: bool = True  # --no-normalize turns the L2 normalisation off
 
 
 @dataclass(slots=True)
@@ -36,6 +40,17 @@ class ServerState:
     model_id: str = ""
     load_error: str | None = None
     model_info: dict[str, str] | None = None  # the GGUF's metadata, read once for Ollama's /api/show
+    embedder: Embedder | None = None  # the embedding context, made by the first request that needs it
+    embedder_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ready_embedder(self) -> Embedder:
+        """The embedding/scoring context (created once, on first use: idle servers don't pay for it)."""
+        pipeline = self.ready()
+        with self.embedder_lock:
+            if self.embedder is None:
+                config = EmbedConfig(pooling=self.config.pooling, n_threads=pipeline.engine.config.n_threads)
+                self.embedder = Embedder(pipeline.engine.loaded, config)
+            return self.embedder
 
     @property
     def is_ready(self) -> bool:

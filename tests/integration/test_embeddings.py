@@ -1,0 +1,103 @@
+"""Embeddings and reranking on the default model, over real HTTP, beside generation."""
+
+from __future__ import annotations
+
+import base64
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import numpy as np
+import openai
+import pytest
+
+pytestmark = pytest.mark.integration
+
+SENTENCES = ["Hello world", "The cat sat on the mat.", "Paris is the capital of France.", "1 2 3 4 5"]
+DOCS = [
+    "Bananas are yellow and grow in bunches.",
+    "The capital of France is Paris.",
+    "Python is a programming language.",
+    "The ocean is deep and blue.",
+]
+
+
+def _vectors(client: openai.OpenAI, texts: Any, **extra: Any) -> np.ndarray:
+    reply = client.embeddings.create(model="x", input=texts, **extra)
+    return np.array([item.embedding for item in sorted(reply.data, key=lambda d: d.index)])
+
+
+def test_same_text_same_vector_unit_norm_and_batch_equals_one_by_one(client: openai.OpenAI) -> None:
+    batch = _vectors(client, SENTENCES)
+    assert batch.shape == (4, 640)
+    np.testing.assert_allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    one_by_one = np.vstack([_vectors(client, text) for text in SENTENCES])
+    assert np.abs(batch - one_by_one).max() < 1e-5
+    again = _vectors(client, SENTENCES[1])
+    assert float(again[0] @ batch[1]) == pytest.approx(1.0, abs=1e-5)  # cosine with itself
+    assert float(batch[0] @ batch[1]) < 0.999  # different texts, different vectors
+
+
+def test_base64_token_ids_dimensions_and_usage(client: openai.OpenAI, http: httpx.Client) -> None:
+    floats = _vectors(client, SENTENCES[0])[0]
+    reply = http.post("/v1/embeddings", json={"input": SENTENCES[0], "encoding_format": "base64"}).json()
+    decoded = np.frombuffer(base64.b64decode(reply["data"][0]["embedding"]), dtype="<f4")
+    np.testing.assert_allclose(decoded, floats, atol=1e-6)
+    assert reply["usage"]["prompt_tokens"] == reply["usage"]["total_tokens"] > 0
+    short = http.post("/v1/embeddings", json={"input": SENTENCES[0], "dimensions": 64}).json()
+    vector = np.array(short["data"][0]["embedding"])
+    assert vector.shape == (64,) and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+    raw = http.post("/v1/embeddings", json={"input": SENTENCES[0], "normalize": False}).json()
+    assert abs(float(np.linalg.norm(raw["data"][0]["embedding"])) - 1.0) > 1e-3
+    ids = http.post("/v1/embeddings", json={"input": [[2, 9259, 1902]]}).json()
+    assert len(ids["data"]) == 1 and ids["usage"]["prompt_tokens"] == 3
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"input": ["fine", "word " * 3000]}, "input[1]"),
+        ({"input": ["fine", ""]}, "input[1]"),
+        ({"input": [[1, 2, 99999999]]}, "input[0]"),
+        ({"input": "x", "dimensions": 100000}, "dimensions"),
+        ({"input": "x", "encoding_format": "int8"}, "encoding_format"),
+        ({"input": 5}, "input"),
+    ],
+)
+def test_bad_inputs_name_the_field(http: httpx.Client, body: dict[str, Any], param: str) -> None:
+    response = http.post("/v1/embeddings", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == param
+
+
+def test_an_over_long_input_is_cut_when_asked(http: httpx.Client) -> None:
+    reply = http.post("/v1/embeddings", json={"input": "word " * 3000, "truncate": True})
+    assert reply.status_code == 200 and reply.json()["usage"]["prompt_tokens"] == 2048
+
+
+def test_rerank_orders_limits_and_returns_documents(http: httpx.Client) -> None:
+    body = {"query": "What is the capital of France?", "documents": DOCS, "return_documents": True}
+    reply = http.post("/v1/rerank", json=body).json()
+    results = reply["results"]
+    scores = [r["relevance_score"] for r in results]
+    assert scores == sorted(scores, reverse=True) and sorted(r["index"] for r in results) == [0, 1, 2, 3]
+    assert all(r["document"]["text"] == DOCS[r["index"]] for r in results)
+    assert all(0.0 <= s <= 1.0 for s in scores) and reply["usage"]["prompt_tokens"] > 0
+    top = http.post("/rerank", json={**body, "top_n": 2, "documents": [{"text": d} for d in DOCS]}).json()
+    assert [r["index"] for r in top["results"]] == [r["index"] for r in results[:2]]
+    assert "document" in top["results"][0]
+    bad = http.post("/v1/rerank", json={"query": "q", "documents": []})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "documents"
+
+
+def test_embeddings_and_generation_at_the_same_time(client: openai.OpenAI) -> None:
+    def generate() -> str:
+        reply = client.chat.completions.create(
+            model="", messages=[{"role": "user", "content": "Count to ten."}], max_tokens=24, temperature=0
+        )
+        return reply.choices[0].message.content or ""
+
+    with ThreadPoolExecutor(3) as pool:
+        chat = pool.submit(generate)
+        vectors = [pool.submit(_vectors, client, SENTENCES * 8) for _ in range(2)]
+        assert chat.result() and all(v.result().shape == (32, 640) for v in vectors)
