@@ -8,18 +8,36 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
 from tokenloom.errors import TokenloomError
-from tokenloom.events import ParseError
+from tokenloom.events import OutputParser, ParseError
+from tokenloom.harmony import HarmonyOutputParser
 from tokenloom.parsing.analyze import analyze
 from tokenloom.parsing.output_parser import make_output_parser
 from tokenloom.parsing.report import describe, markdown_table
 from tokenloom.parsing.roundtrip import TOOLS
 from tokenloom.parsing.tool_grammar import tool_call_grammar
+
+PARSE_HELP = """input fields (one JSON object per line):
+  template           path of a .jinja chat template (required); harmony (gpt-oss) templates are
+                     parsed by tokenloom.harmony
+  text               the model's output to parse (required)
+  tools              the request's tools, OpenAI's form (optional)
+  partial            true: the output may continue (no end-of-output checks)
+  reasoning_format   "auto" (default) or "none" (reasoning stays in the content)
+  enable_thinking    true / false / absent: the template's reasoning switch
+  generation_prompt  the text the prompt ended with (e.g. "<think>\n"), when it matters
+
+output fields (one JSON object per line, in input order):
+  content, reasoning_content   strings or null
+  tool_calls                   [{"id", "name", "arguments"}], arguments a JSON text
+  error                        null, or what went wrong (a bad line never stops the command)
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +50,13 @@ def register(subparsers: Any) -> None:
     analyze_cmd.add_argument("--all", type=Path, metavar="DIR", help="analyse every *.jinja in DIR")
     analyze_cmd.add_argument("--markdown", action="store_true", help="with --all: a markdown table")
     analyze_cmd.set_defaults(func=run_analyze)
-    parse_cmd = commands.add_parser("parse", help="parse model outputs given as JSON lines on stdin")
+    parse_cmd = commands.add_parser(
+        "parse",
+        help="parse model outputs given as JSON lines on stdin",
+        description="Reads one JSON object per line on stdin and writes one JSON object per line.",
+        epilog=PARSE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parse_cmd.set_defaults(func=run_parse)
 
 
@@ -76,19 +100,26 @@ def parse_line(request: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {"content": None, "reasoning_content": None, "tool_calls": [], "error": None}
     try:
         analysis = analyze(_template(str(request["template"])))
-        parser = make_output_parser(
-            analysis,
-            tools=request.get("tools") or None,
-            reasoning_format="none" if request.get("reasoning_format") == "none" else "auto",
-            enable_thinking=request.get("enable_thinking"),
-            generation_prompt=request.get("generation_prompt"),
-            id_prefix="call_",
-        )
-        events = parser.feed(str(request.get("text", "")))
+        parser: OutputParser
+        if analysis.caps.is_harmony:
+            parser = HarmonyOutputParser(tools=request.get("tools") or None)
+        else:
+            parser = make_output_parser(
+                analysis,
+                tools=request.get("tools") or None,
+                reasoning_format="none" if request.get("reasoning_format") == "none" else "auto",
+                enable_thinking=request.get("enable_thinking"),
+                generation_prompt=request.get("generation_prompt"),
+                id_prefix="call_",
+            )
+        events = list(parser.feed(str(request.get("text", ""))))
         if not request.get("partial"):
             events += parser.finish()
     except (KeyError, OSError, TokenloomError) as exc:
         result["error"] = f"{type(exc).__name__}: {exc}"
+        return result
+    except Exception as exc:  # any other fault is reported on its line; the command goes on
+        result["error"] = f"internal error: {type(exc).__name__}: {exc}"
         return result
     message = parser.message()
     errors = [e.message for e in events if isinstance(e, ParseError)]
@@ -99,6 +130,16 @@ def parse_line(request: dict[str, Any]) -> dict[str, Any]:
         error="; ".join(errors) or None,
     )
     return result
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_line(result: dict[str, Any]) -> str:
+    """One output line; a lone surrogate (from input JSON, or odd model output) is written escaped, so
+    the line is valid UTF-8 and parses back to the same string."""
+    text = json.dumps(result, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def run_parse(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
@@ -113,6 +154,6 @@ def run_parse(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO
             result["error"] = f"bad input line: {exc}"
         else:
             result = parse_line(request) if isinstance(request, dict) else {"error": "input is not an object"}
-        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.write(_json_line(result))
         out.flush()
     return 0

@@ -63,3 +63,50 @@ def test_analyze_text_and_json(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["template", "analyze", str(TEMPLATES / "Qwen3-Coder.jinja"), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["tools"]["argument_format"] == "tagged" and data["triggers"] == ["<tool_call>"]
+
+
+def test_a_lone_surrogate_is_written_escaped_never_a_crash() -> None:
+    stdin = io.StringIO(
+        json.dumps({"template": str(TEMPLATES / "Qwen3-Coder.jinja"), "text": "a \ud800 b"}) + "\n"
+    )
+    out = io.StringIO()
+    assert run_parse(None, stdin, out) == 0  # type: ignore[arg-type]
+    line = out.getvalue()
+    line.encode("utf-8")  # valid UTF-8: the surrogate went out as an escape
+    assert json.loads(line)["content"] == "a \ud800 b"
+
+
+def test_harmony_templates_answer_through_the_same_entry() -> None:
+    gpt_oss = str(TEMPLATES / "openai-gpt-oss-120b.jinja")
+    good, broken, _ = _parse(
+        {
+            "template": gpt_oss,
+            "text": "<|channel|>analysis<|message|>think<|end|>"
+            "<|start|>assistant<|channel|>final<|message|>Hi",
+        },
+        {"template": gpt_oss, "text": "<|channel|>final<|message|>Hi<|end|>junk<|start|>assistant<|chan"},
+    )
+    assert (good["content"], good["reasoning_content"], good["error"]) == ("Hi", "think", None)
+    assert (
+        str(broken["content"]).startswith("Hi") and broken["error"]
+    )  # recovered as content, with a ParseError
+
+
+def test_parse_help_documents_the_json_line_input(capsys) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from tokenloom.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["template", "parse", "--help"])
+    text = capsys.readouterr().out
+    for name in (
+        "template",
+        "text",
+        "tools",
+        "partial",
+        "reasoning_format",
+        "enable_thinking",
+        "generation_prompt",
+    ):
+        assert name in text
