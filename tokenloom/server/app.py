@@ -47,17 +47,18 @@ class ApiKeyMiddleware:
             await self.app(scope, receive, send)
             return
         bearer = api_key = b""
+        anthropic = scope["path"].startswith(ANTHROPIC_PATHS)
         for name, value in scope["headers"]:
             if name == b"authorization":
                 bearer = value
-            elif name == b"x-api-key":  # Anthropic's clients send the key here
+            elif name == b"x-api-key" and anthropic:  # Anthropic's clients send the key here
                 api_key = b"Bearer " + value
         # both compared every time, in constant time, so timing tells nothing about which one was close
         by_bearer = hmac.compare_digest(bearer, self._expected)
         by_header = hmac.compare_digest(api_key, self._expected)
         if not (by_bearer or by_header):
             message = "invalid or missing API key"
-            if scope["path"].startswith(ANTHROPIC_PATHS):
+            if anthropic:
                 body = anthropic_error(message, 401)
             else:
                 body = error_handlers.error_body(message, "authentication_error", code="invalid_api_key")
