@@ -146,6 +146,13 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="accept a request's own `chat_template` (default: refused with a 400 naming the field)",
     )
     serve.add_argument(
+        "--stream-backlog",
+        type=_positive,
+        default=64,
+        help="events a streaming client may fall behind before its slot pauses (it resumes as the "
+        "client reads; other slots never wait for it)",
+    )
+    serve.add_argument(
         "--pooling",
         choices=["mean", "cls", "last", "rank"],
         default=None,
@@ -186,6 +193,7 @@ def run_serve(args: argparse.Namespace) -> int:
             max_queue=args.queue_size,
             prefix_reuse=not args.no_prefix_reuse,
             deterministic=args.deterministic,
+            max_backlog=args.stream_backlog,
         ),
         chat_template_file=args.chat_template_file,
         cache_mode=cache_mode,

@@ -43,6 +43,7 @@ class EngineConfig:
     max_queue: int = 16  # requests waiting for a slot beyond the N running ones
     prefix_reuse: bool = True
     deterministic: bool = False  # batch-independent logits (flash attention off) instead of speed
+    max_backlog: int = 64  # undelivered events a reader may fall behind before its slot pauses
 
 
 def flash_attention_type(cfg: EngineConfig) -> int:
@@ -152,6 +153,7 @@ class Engine:
         job.enqueued_at = time.monotonic()
         handle = JobHandle.for_current_loop(job)
         handle._on_cancel = self._wake
+        handle.resume_at = self.config.max_backlog // 2
         with self._cond:
             if not self._running:
                 raise EngineError("the engine is shut down")
@@ -197,7 +199,10 @@ class Engine:
                     self._cond.wait(timeout=0.5)
                     continue
             try:
-                self.step()
+                plan = self.step()
+                if not plan.entries and self._has_work():
+                    with self._cond:  # every busy slot waits (a slow reader, a shared prefix): sleep
+                        self._cond.wait(timeout=0.01)
             except Exception:  # a bug must not kill the thread silently: fail the running jobs loudly
                 logger.exception("scheduler step failed")
                 for slot in self._all_slots():
@@ -218,7 +223,7 @@ class Engine:
             self._drop_cancelled()
             self._admit()
             self._resume_waiting()
-            plan = plan_batch(self._all_slots(), self.config.n_batch)
+            plan = plan_batch(self._all_slots(), self.config.n_batch, self.config.max_backlog)
             if plan.entries:
                 self._decode(plan)
         finally:

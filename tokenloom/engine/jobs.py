@@ -79,6 +79,11 @@ class JobHandle:
     _async_queue: asyncio.Queue[JobEvent] | None = None
     _sync_queue: queue.SimpleQueue[JobEvent] = field(default_factory=queue.SimpleQueue)
     _on_cancel: Any = None
+    # Backpressure: events handed over (counted by the engine thread) and read (by the reader's thread).
+    # Each counter has one writer, so their difference is a safe, if momentary, backlog.
+    sent: int = 0
+    taken: int = 0
+    resume_at: int = 0  # reading down to this backlog wakes the engine (`_on_cancel` does that)
 
     @classmethod
     def for_current_loop(cls, job: Job) -> JobHandle:
@@ -99,10 +104,21 @@ class JobHandle:
         if self._on_cancel is not None:
             self._on_cancel()
 
+    @property
+    def backlog(self) -> int:
+        """Events handed to this reader and not yet read: a slow client's undelivered output."""
+        return self.sent - self.taken
+
+    def _took_one(self) -> None:
+        self.taken += 1
+        if self.sent - self.taken == self.resume_at and self._on_cancel is not None:
+            self._on_cancel()  # the engine may have paused this job for its backlog: let it go on
+
     async def events(self) -> AsyncIterator[JobEvent]:
         assert self._async_queue is not None, "handle was created outside an event loop"
         while True:
             event = await self._async_queue.get()
+            self._took_one()
             yield event
             if isinstance(event, Done):
                 return
@@ -110,6 +126,7 @@ class JobHandle:
     def iter_events(self, timeout: float | None = None) -> Iterator[JobEvent]:
         while True:
             event = self._sync_queue.get(timeout=timeout)
+            self._took_one()
             yield event
             if isinstance(event, Done):
                 return
@@ -122,6 +139,7 @@ def deliver(batch: list[tuple[JobHandle, JobEvent]]) -> None:
     """
     by_loop: dict[asyncio.AbstractEventLoop, list[tuple[JobHandle, JobEvent]]] = {}
     for handle, event in batch:
+        handle.sent += 1
         if handle._loop is not None and handle._async_queue is not None:
             by_loop.setdefault(handle._loop, []).append((handle, event))
         else:

@@ -30,11 +30,17 @@ class BatchPlan:
         return sum(len(e.tokens) for e in self.entries)
 
 
-def plan_batch(slots: list[Slot], n_batch: int) -> BatchPlan:
-    """One step's batch: every decoding slot's next token, then prefill chunks oldest job first."""
+def plan_batch(slots: list[Slot], n_batch: int, max_backlog: int | None = None) -> BatchPlan:
+    """One step's batch: every decoding slot's next token, then prefill chunks oldest job first.
+
+    A decoding slot whose reader has more than `max_backlog` undelivered events sits this step out (it
+    keeps its place and its cache): a slow client never makes the server buffer without bound.
+    """
     entries: list[BatchEntry] = []
     budget = n_batch
     for slot in slots:
+        if max_backlog is not None and _reader_behind(slot, max_backlog):
+            continue
         if slot.state is SlotState.DECODE and slot.next_token is not None and budget > 0:
             entries.append(BatchEntry(slot, [slot.next_token], len(slot.cached), True))
             budget -= 1
@@ -51,3 +57,8 @@ def plan_batch(slots: list[Slot], n_batch: int) -> BatchPlan:
         entries.append(BatchEntry(slot, chunk, len(slot.cached), finishes_prompt and not slot.is_cache))
         budget -= len(chunk)
     return BatchPlan(entries)
+
+
+def _reader_behind(slot: Slot, max_backlog: int) -> bool:
+    handle = slot.job.handle if slot.job is not None else None
+    return handle is not None and handle.backlog > max_backlog
