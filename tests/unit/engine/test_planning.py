@@ -70,3 +70,19 @@ def test_batch_plan_decodes_first_then_prefills_oldest_within_budget() -> None:
     assert plan.entries[0].tokens == [42] and plan.entries[0].start_pos == 3
     assert plan.entries[1].wants_logits and not plan.entries[2].wants_logits
     assert plan.n_tokens == 15
+
+
+def test_a_slot_whose_reader_is_behind_sits_the_step_out() -> None:
+    from tokenloom.engine.jobs import JobHandle
+
+    behind, keeping_up = _slot(0, [1, 2], SlotState.DECODE), _slot(1, [1, 2], SlotState.DECODE)
+    for slot in (behind, keeping_up):
+        slot.job = _job([1, 2])
+        slot.next_token = 5
+        JobHandle.for_current_loop(slot.job)
+    assert behind.job is not None and behind.job.handle is not None
+    behind.job.handle.sent = 10  # ten events handed over, none read
+    plan = plan_batch([behind, keeping_up], 512, max_backlog=8)
+    assert [entry.slot for entry in plan.entries] == [keeping_up]
+    behind.job.handle.taken = 6  # the reader caught up to a backlog of 4
+    assert len(plan_batch([behind, keeping_up], 512, max_backlog=8).entries) == 2
