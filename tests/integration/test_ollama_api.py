@@ -152,3 +152,23 @@ def test_think_puts_reasoning_in_message_thinking(thinking_client: ollama.Client
     assert "".join(part.message.thinking or "" for part in parts) == thought.message.thinking
     quiet = thinking_client.chat(model="x", messages=ask, think=False, options=options)
     assert not quiet.message.thinking
+
+
+def test_embed_gives_unit_vectors(client: ollama.Client) -> None:
+    reply = client.embed(model="x", input=["Hello world", "The cat sat on the mat."])
+    vectors = reply.embeddings
+    assert len(vectors) == 2 and len(vectors[0]) == 640
+    assert all(abs(sum(v * v for v in vector) - 1.0) < 1e-4 for vector in vectors)
+    assert reply.prompt_eval_count and reply.prompt_eval_count > 4
+    single = client.embed(model="x", input="Hello world").embeddings[0]
+    assert max(abs(a - b) for a, b in zip(single, vectors[0], strict=True)) < 1e-5
+
+
+def test_reasoning_budget_extension_ends_the_thinking(thinking_client: ollama.Client) -> None:
+    ask = [{"role": "user", "content": "Tell me about the sea."}]
+    body = {"model": "x", "messages": ask, "think": True, "stream": False, "reasoning_budget": 3,
+            "options": {"temperature": 0, "num_predict": 30}}  # fmt: skip
+    reply = httpx.post(f"{thinking_client._client.base_url}/api/chat", json=body, timeout=120).json()
+    thinking = reply["message"].get("thinking") or ""
+    assert thinking and len(thinking.split()) <= 6  # three tokens of reasoning, then the answer
+    assert reply["message"]["content"]

@@ -47,12 +47,14 @@ def sampling(body: _Common, n_vocab: int, n_ctx_slot: int) -> SamplingParams:
     return sampling_params(fields, n_vocab, fields.max_tokens)
 
 
-def reasoning(think: Think | None) -> Reasoning:
+def reasoning(think: Think | None, budget: int | None = None) -> Reasoning:
+    """`think` as the template's switch (a level as its effort); `reasoning_budget` (an extension, as on
+    the OpenAI routes) ends the reasoning after that many tokens."""
     if think is None:
-        return Reasoning()
+        return Reasoning(budget_tokens=budget)
     if isinstance(think, bool):
-        return Reasoning(enabled=think)
-    return Reasoning(enabled=True, effort=think)
+        return Reasoning(enabled=think, budget_tokens=budget)
+    return Reasoning(enabled=True, effort=think, budget_tokens=budget)
 
 
 def output_format(body: _Common) -> OutputFormat | None:
@@ -109,7 +111,7 @@ def chat_request(body: ChatBody, n_vocab: int, n_ctx_slot: int) -> ChatRequest:
         sampling=sampling(body, n_vocab, n_ctx_slot),
         tools=tools_of(body),
         response_format=output_format(body),
-        reasoning=reasoning(body.think),
+        reasoning=reasoning(body.think, body.reasoning_budget),
     )
 
 
@@ -122,7 +124,7 @@ def generate_request(body: GenerateBody, n_vocab: int, n_ctx_slot: int) -> ChatR
         messages=tuple(messages),
         sampling=sampling(body, n_vocab, n_ctx_slot),
         response_format=output_format(body),
-        reasoning=reasoning(body.think),
+        reasoning=reasoning(body.think, body.reasoning_budget),
         continue_final_message=False,
     )
 

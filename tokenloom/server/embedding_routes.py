@@ -94,6 +94,22 @@ def _inputs(body: EmbeddingsBody, state: ServerState, limit: int) -> list[list[i
     return out
 
 
+async def embed_texts(
+    request: Request, state: ServerState, texts: list[str], *, truncate: bool, dimensions: int | None = None
+) -> tuple[list[list[float]], int] | None:
+    """Normalised vectors of `texts` (and their token count) for other APIs' embedding routes (Ollama's);
+    None when the client went away."""
+    embedder = await asyncio.to_thread(state.ready_embedder)
+    body = EmbeddingsBody(input=texts, truncate=truncate, dimensions=dimensions)
+    inputs = _inputs(body, state, embedder.config.max_input_tokens)
+    vectors = await _run(request, embedder, inputs, None)
+    if vectors is None:
+        return None
+    normalize = state.config.normalize_embeddings
+    finished = [finish_vector(v, dimensions, normalize).tolist() for v in vectors]
+    return finished, sum(len(t) for t in inputs)
+
+
 async def _run(
     request: Request, embedder: Embedder, inputs: list[list[int]], logits: tuple[int, ...] | None
 ) -> Any:

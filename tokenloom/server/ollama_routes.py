@@ -4,6 +4,7 @@ model listing calls `/api/tags`, `/api/show`, `/api/ps`, `/api/version`. Errors 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,12 +17,13 @@ from tokenloom.errors import Overloaded, TokenloomError
 from tokenloom.events import Event
 from tokenloom.pipeline import Submission
 from tokenloom.server.adapt_ollama import chat_request, generate_request, raw_prompt, rename, sampling
+from tokenloom.server.embedding_routes import embed_texts
 from tokenloom.server.encode_ollama import OllamaEncoder, ndjson
 from tokenloom.server.errors import parse_json_body, validate_body
 from tokenloom.server.params import fields_named
 from tokenloom.server.responding import collected, stream_frames
 from tokenloom.server.state import ServerState
-from tokenloom.server.wire_ollama import ChatBody, GenerateBody, ShowBody
+from tokenloom.server.wire_ollama import ChatBody, EmbedBody, GenerateBody, ShowBody
 
 router = APIRouter()
 # Clients gate features on Ollama's version; this is the Ollama API level these routes follow.
@@ -138,6 +140,31 @@ def _entry(state: ServerState, name: str) -> dict[str, Any]:
         "digest": digest,
         "details": _details(state),
     }
+
+
+@router.post("/api/embed")
+async def embed(request: Request) -> Response:
+    async def work() -> Response:
+        state = _state(request)
+        body = validate_body(EmbedBody, parse_json_body(await request.body()))
+        state.check_model(body.model)
+        texts = [body.input] if isinstance(body.input, str) else list(body.input)
+        started = time.monotonic_ns()
+        done = await embed_texts(request, state, texts, truncate=body.truncate, dimensions=body.dimensions)
+        if done is None:
+            return Response(status_code=499)
+        vectors, n_tokens = done
+        return JSONResponse(
+            {
+                "model": state.model_id,
+                "embeddings": vectors,
+                "total_duration": time.monotonic_ns() - started,
+                "load_duration": 0,
+                "prompt_eval_count": n_tokens,
+            }
+        )
+
+    return await _ollama_errors(work)
 
 
 @router.get("/api/tags")

@@ -69,6 +69,7 @@ class _Common(_Wire):
     stream: bool = True
     keep_alive: str | float | None = None
     think: Think | None = None
+    reasoning_budget: Annotated[int, Field(ge=0, le=INT32_MAX)] | None = None  # extension, as on /v1
 
 
 class ChatBody(_Common):
@@ -89,3 +90,12 @@ class GenerateBody(_Common):
 class ShowBody(_Wire):
     model: str = ""
     name: str = ""  # older clients
+
+
+class EmbedBody(_Wire):
+    model: str = ""
+    input: str | Annotated[list[str], Field(min_length=1)]
+    truncate: bool = True  # Ollama cuts over-long inputs by default
+    dimensions: Annotated[int, Field(ge=1)] | None = None
+    keep_alive: str | float | None = None
+    options: Options | None = None
