@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from tokenloom.harmony import is_harmony_template
 from tokenloom.parsing.probes import Prober
 from tokenloom.parsing.reasoning_analysis import analyze_content
 from tokenloom.parsing.structures import (
@@ -18,12 +19,11 @@ from tokenloom.parsing.structures import (
 )
 from tokenloom.parsing.tool_analysis import analyze_tools
 
-_HARMONY_MARKERS = ("<|channel|>", "<|message|>", "<|start|>")
-
 
 def is_harmony(template: str) -> bool:
-    """gpt-oss's harmony format: channels and recipients between <|start|> and <|end|>/<|call|>."""
-    return all(marker in template for marker in _HARMONY_MARKERS)
+    """gpt-oss's harmony format (channels and recipients between <|start|> and <|end|>/<|call|>), by the
+    one detector the server uses too (`tokenloom.harmony.is_harmony_template`)."""
+    return is_harmony_template(template)
 
 
 @lru_cache(maxsize=256)
