@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -16,7 +15,7 @@ from tokenloom.server.adapt_anthropic import chat_request, conversation, count_r
 from tokenloom.server.encode_anthropic import MessageBuilder, anthropic_error
 from tokenloom.server.errors import parse_json_body, validate_body
 from tokenloom.server.params import fields_named
-from tokenloom.server.responding import collected, stream_frames, unenforced_headers
+from tokenloom.server.responding import collected, errors_rendered_by, stream_frames, unenforced_headers
 from tokenloom.server.sse import sse_event
 from tokenloom.server.state import ServerState
 from tokenloom.server.wire_anthropic import CountTokensRequest, MessagesRequest
@@ -32,23 +31,13 @@ def error_response(exc: TokenloomError) -> JSONResponse:
     return JSONResponse(body, status_code=exc.status, headers=headers)
 
 
-async def _anthropic_errors(work: Callable[[], Awaitable[Response]]) -> Response:
-    try:
-        return await work()
-    except TokenloomError as exc:
-        return error_response(exc)
-
-
 def _frames(events: list[dict[str, Any]]) -> list[bytes]:
     return [sse_event(e["type"], e) for e in events]
 
 
 @router.post("/v1/messages")
+@errors_rendered_by(error_response)
 async def create_message(request: Request) -> Response:
-    return await _anthropic_errors(lambda: _create_message(request))
-
-
-async def _create_message(request: Request) -> Response:
     state: ServerState = request.app.state.tokenloom
     body = validate_body(MessagesRequest, parse_json_body(await request.body()))
     state.check_model(body.model)
@@ -75,11 +64,8 @@ async def _create_message(request: Request) -> Response:
 
 
 @router.post("/v1/messages/count_tokens")
+@errors_rendered_by(error_response)
 async def count_tokens(request: Request) -> Response:
-    return await _anthropic_errors(lambda: _count_tokens(request))
-
-
-async def _count_tokens(request: Request) -> Response:
     state: ServerState = request.app.state.tokenloom
     body = validate_body(CountTokensRequest, parse_json_body(await request.body()))
     state.check_model(body.model)

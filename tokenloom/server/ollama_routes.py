@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,7 +20,7 @@ from tokenloom.server.embedding_routes import embed_texts
 from tokenloom.server.encode_ollama import OllamaEncoder, ndjson
 from tokenloom.server.errors import parse_json_body, validate_body
 from tokenloom.server.params import fields_named
-from tokenloom.server.responding import collected, stream_frames
+from tokenloom.server.responding import collected, errors_rendered_by, stream_frames
 from tokenloom.server.state import ServerState
 from tokenloom.server.wire_ollama import ChatBody, EmbedBody, GenerateBody, ShowBody
 
@@ -46,13 +45,6 @@ def _error(exc: TokenloomError) -> JSONResponse:
     return JSONResponse({"error": exc.message_naming_param()}, status_code=exc.status, headers=headers)
 
 
-async def _ollama_errors(work: Callable[[], Awaitable[Response]]) -> Response:
-    try:
-        return await work()
-    except TokenloomError as exc:
-        return _error(exc)
-
-
 def _state(request: Request) -> ServerState:
     state: ServerState = request.app.state.tokenloom
     return state
@@ -75,37 +67,33 @@ async def _answer(request: Request, submission: Submission, encoder: OllamaEncod
 
 
 @router.post("/api/chat")
+@errors_rendered_by(_error)
 async def chat(request: Request) -> Response:
-    async def work() -> Response:
-        state = _state(request)
-        body = validate_body(ChatBody, parse_json_body(await request.body()))
-        state.check_model(body.model)
-        pipeline = state.ready()
-        with fields_named(rename):
-            chat_req = chat_request(body, pipeline.engine.n_vocab, pipeline.engine.n_ctx_slot)
-            submission = await pipeline.submit(chat_req)
-        return await _answer(request, submission, OllamaEncoder(state.model_id, "chat"), body.stream)
-
-    return await _ollama_errors(work)
+    state = _state(request)
+    body = validate_body(ChatBody, parse_json_body(await request.body()))
+    state.check_model(body.model)
+    pipeline = state.ready()
+    with fields_named(rename):
+        chat_req = chat_request(body, pipeline.engine.n_vocab, pipeline.engine.n_ctx_slot)
+        submission = await pipeline.submit(chat_req)
+    return await _answer(request, submission, OllamaEncoder(state.model_id, "chat"), body.stream)
 
 
 @router.post("/api/generate")
+@errors_rendered_by(_error)
 async def generate(request: Request) -> Response:
-    async def work() -> Response:
-        state = _state(request)
-        body = validate_body(GenerateBody, parse_json_body(await request.body()))
-        state.check_model(body.model)
-        pipeline = state.ready()
-        engine = pipeline.engine
-        with fields_named(rename):
-            if body.raw:
-                params = sampling(body, engine.n_vocab, engine.n_ctx_slot)
-                submission = await pipeline.submit_text(raw_prompt(body), params)
-            else:
-                submission = await pipeline.submit(generate_request(body, engine.n_vocab, engine.n_ctx_slot))
-        return await _answer(request, submission, OllamaEncoder(state.model_id, "generate"), body.stream)
-
-    return await _ollama_errors(work)
+    state = _state(request)
+    body = validate_body(GenerateBody, parse_json_body(await request.body()))
+    state.check_model(body.model)
+    pipeline = state.ready()
+    engine = pipeline.engine
+    with fields_named(rename):
+        if body.raw:
+            params = sampling(body, engine.n_vocab, engine.n_ctx_slot)
+            submission = await pipeline.submit_text(raw_prompt(body), params)
+        else:
+            submission = await pipeline.submit(generate_request(body, engine.n_vocab, engine.n_ctx_slot))
+    return await _answer(request, submission, OllamaEncoder(state.model_id, "generate"), body.stream)
 
 
 def _details(state: ServerState) -> dict[str, Any]:
@@ -143,78 +131,70 @@ def _entry(state: ServerState, name: str) -> dict[str, Any]:
 
 
 @router.post("/api/embed")
+@errors_rendered_by(_error)
 async def embed(request: Request) -> Response:
-    async def work() -> Response:
-        state = _state(request)
-        body = validate_body(EmbedBody, parse_json_body(await request.body()))
-        state.check_model(body.model)
-        texts = [body.input] if isinstance(body.input, str) else list(body.input)
-        started = time.monotonic_ns()
-        done = await embed_texts(request, state, texts, truncate=body.truncate, dimensions=body.dimensions)
-        if done is None:
-            return Response(status_code=499)
-        vectors, n_tokens = done
-        return JSONResponse(
-            {
-                "model": state.model_id,
-                "embeddings": vectors,
-                "total_duration": time.monotonic_ns() - started,
-                "load_duration": 0,
-                "prompt_eval_count": n_tokens,
-            }
-        )
-
-    return await _ollama_errors(work)
+    state = _state(request)
+    body = validate_body(EmbedBody, parse_json_body(await request.body()))
+    state.check_model(body.model)
+    texts = [body.input] if isinstance(body.input, str) else list(body.input)
+    started = time.monotonic_ns()
+    done = await embed_texts(request, state, texts, truncate=body.truncate, dimensions=body.dimensions)
+    if done is None:
+        return Response(status_code=499)
+    vectors, n_tokens = done
+    return JSONResponse(
+        {
+            "model": state.model_id,
+            "embeddings": vectors,
+            "total_duration": time.monotonic_ns() - started,
+            "load_duration": 0,
+            "prompt_eval_count": n_tokens,
+        }
+    )
 
 
 @router.get("/api/tags")
+@errors_rendered_by(_error)
 async def tags(request: Request) -> Response:
-    async def work() -> Response:
-        state = _state(request)
-        names = [state.model_id, *(a for a in state.config.model_aliases if a != state.model_id)]
-        return JSONResponse({"models": [_entry(state, name) for name in names]})
-
-    return await _ollama_errors(work)
+    state = _state(request)
+    names = [state.model_id, *(a for a in state.config.model_aliases if a != state.model_id)]
+    return JSONResponse({"models": [_entry(state, name) for name in names]})
 
 
 @router.get("/api/ps")
+@errors_rendered_by(_error)
 async def running(request: Request) -> Response:
-    async def work() -> Response:
-        state = _state(request)
-        entry = _entry(state, state.model_id)
-        entry.pop("modified_at")
-        expires = (datetime.now(UTC) + timedelta(days=3650)).isoformat()  # loaded for the server's life
-        entry.update(expires_at=expires, size_vram=0, context_length=state.ready().engine.n_ctx_slot)
-        return JSONResponse({"models": [entry]})
-
-    return await _ollama_errors(work)
+    state = _state(request)
+    entry = _entry(state, state.model_id)
+    entry.pop("modified_at")
+    expires = (datetime.now(UTC) + timedelta(days=3650)).isoformat()  # loaded for the server's life
+    entry.update(expires_at=expires, size_vram=0, context_length=state.ready().engine.n_ctx_slot)
+    return JSONResponse({"models": [entry]})
 
 
 @router.post("/api/show")
+@errors_rendered_by(_error)
 async def show(request: Request) -> Response:
-    async def work() -> Response:
-        state = _state(request)
-        body = validate_body(ShowBody, parse_json_body(await request.body()))
-        state.check_model(body.model or body.name)
-        pipeline = state.ready()
-        chat_format = pipeline.chat_format
-        parameters = f"num_ctx {pipeline.engine.n_ctx_slot}"
-        return JSONResponse(
-            {
-                "license": "",
-                "modelfile": f"FROM {pipeline.engine.loaded.path}\n",
-                "parameters": parameters,
-                "template": chat_format.template,
-                "details": _details(state),
-                "model_info": _metadata(state),
-                "capabilities": sorted(chat_format.capabilities()),
-                "modified_at": datetime.fromtimestamp(
-                    pipeline.engine.loaded.path.stat().st_mtime, UTC
-                ).isoformat(),
-            }
-        )
-
-    return await _ollama_errors(work)
+    state = _state(request)
+    body = validate_body(ShowBody, parse_json_body(await request.body()))
+    state.check_model(body.model or body.name)
+    pipeline = state.ready()
+    chat_format = pipeline.chat_format
+    parameters = f"num_ctx {pipeline.engine.n_ctx_slot}"
+    return JSONResponse(
+        {
+            "license": "",
+            "modelfile": f"FROM {pipeline.engine.loaded.path}\n",
+            "parameters": parameters,
+            "template": chat_format.template,
+            "details": _details(state),
+            "model_info": _metadata(state),
+            "capabilities": sorted(chat_format.capabilities()),
+            "modified_at": datetime.fromtimestamp(
+                pipeline.engine.loaded.path.stat().st_mtime, UTC
+            ).isoformat(),
+        }
+    )
 
 
 @router.get("/api/version")

@@ -8,6 +8,7 @@ after the stream started ends it with that API's error frame instead of a broken
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
@@ -63,6 +64,26 @@ async def stream_frames(
         submission.cancel()  # no-op when finished; frees the slot when the client went away mid-stream
     for frame in closing():
         yield frame
+
+
+Route = Callable[..., Awaitable[Response]]
+
+
+def errors_rendered_by(render: Callable[[TokenloomError], Response]) -> Callable[[Route], Route]:
+    """A route decorator for APIs whose errors have a shape of their own (Anthropic, Ollama): a
+    TokenloomError the route raises is answered by `render` instead of the OpenAI error handler."""
+
+    def decorate(route: Route) -> Route:
+        @functools.wraps(route)
+        async def answered(*args: Any, **kwargs: Any) -> Response:
+            try:
+                return await route(*args, **kwargs)
+            except TokenloomError as exc:
+                return render(exc)
+
+        return answered
+
+    return decorate
 
 
 async def _with_keepalive(events: AsyncIterator[Event], seconds: float | None) -> AsyncIterator[Event | None]:
