@@ -6,6 +6,7 @@ import argparse
 import importlib
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,13 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "client reads; other slots never wait for it)",
     )
     serve.add_argument(
+        "--send-buffer-kib",
+        type=int,
+        default=64,
+        help="kernel send buffer per connection, KiB (0: the kernel's own, which grows to megabytes); "
+        "with --stream-backlog it bounds what a slow client holds back",
+    )
+    serve.add_argument(
         "--pooling",
         choices=["mean", "cls", "last", "rank"],
         default=None,
@@ -211,8 +219,24 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"tokenloom ready: http://{args.host}:{args.port}/v1 (model {state.model_id})", flush=True)
 
     app = create_app(config, on_ready=announce)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=5)
+    server_config = uvicorn.Config(
+        app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=5
+    )
+    uvicorn.Server(server_config).run(sockets=[listening_socket(args.host, args.port, args.send_buffer_kib)])
     return 0
+
+
+def listening_socket(host: str, port: int, send_buffer_kib: int) -> socket.socket:
+    """The server's socket, with a bounded send buffer that accepted connections inherit: the kernel
+    otherwise grows a slow client's buffer to megabytes, hiding it from the per-request backpressure."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if send_buffer_kib > 0:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer_kib * 1024)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
 
 
 def _template_commands() -> Any:

@@ -81,6 +81,7 @@ class EngineStats:
     busy_slots: int
     queued: int
     n_slots: int
+    paused_slots: int = 0  # slots waiting for a slow reader to catch up (backpressure)
 
 
 class Engine:
@@ -171,7 +172,13 @@ class Engine:
     def stats(self) -> EngineStats:
         with self._cond:
             busy = sum(1 for s in self.slots if s.is_busy)
-            return EngineStats(busy_slots=busy, queued=len(self._waiting), n_slots=len(self.slots))
+            limit = self.config.max_backlog
+            paused = sum(
+                1
+                for s in self.slots
+                if s.job is not None and s.job.handle is not None and s.job.handle.backlog > limit
+            )
+            return EngineStats(busy, len(self._waiting), len(self.slots), paused)
 
     def close(self) -> None:
         with self._cond:

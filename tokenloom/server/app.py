@@ -104,7 +104,9 @@ def _load(state: ServerState) -> None:
     state.model_id = next(iter(config.model_aliases), None) or (
         DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
     )
-    state.metrics.bind_engine_gauges(lambda: engine.stats().queued, lambda: engine.stats().busy_slots)
+    state.metrics.bind_engine_gauges(
+        lambda: engine.stats().queued, lambda: engine.stats().busy_slots, lambda: engine.stats().paused_slots
+    )
     tune_gc()
     policy = PrefixPolicy(config.cache_mode, config.cache_min_tokens)
     state.pipeline = Pipeline(engine, chat_format, policy, observer=state.metrics)

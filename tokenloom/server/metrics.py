@@ -22,6 +22,9 @@ class Metrics:
         self.cached_tokens = Counter("tokenloom_cached_tokens", "Prompt tokens reused from KV", registry=r)
         self.queue_depth = Gauge("tokenloom_queue_depth", "Requests waiting for a slot", registry=r)
         self.busy_slots = Gauge("tokenloom_busy_slots", "Slots running a request", registry=r)
+        self.paused_slots = Gauge(
+            "tokenloom_paused_slots", "Slots waiting for a slow client to read (backpressure)", registry=r
+        )
         self.ttft = Histogram(
             "tokenloom_time_to_first_token_seconds",
             "Time from request to first generated text",
@@ -46,9 +49,12 @@ class Metrics:
         self.generated_tokens.inc(usage.completion_tokens)
         self.cached_tokens.inc(usage.cached_tokens)
 
-    def bind_engine_gauges(self, queued: Callable[[], float], busy: Callable[[], float]) -> None:
+    def bind_engine_gauges(
+        self, queued: Callable[[], float], busy: Callable[[], float], paused: Callable[[], float] = lambda: 0
+    ) -> None:
         self.queue_depth.set_function(queued)
         self.busy_slots.set_function(busy)
+        self.paused_slots.set_function(paused)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
