@@ -21,6 +21,7 @@ _SHORT = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _WS = " \t\n\r"
 _WORD_START = frozenset("-0123456789tfnNI")
+MAX_DEPTH = 64  # tool-call arguments nested deeper end the call with a ParseError (as request bodies do)
 
 # States. A small int per state keeps the per-character loop cheap (a measured hot spot of streaming).
 (_ROOT, _VALUE, _KEY, _COLON, _AFTER, _STRING, _ESCAPE, _UHEX, _HIGH, _HIGH_BS, _WORDS, _DONE, _ERROR) = (
@@ -134,6 +135,9 @@ class JsonReencoder:
             self._state = _AFTER
 
     def _open(self, ch: str, i: int) -> None:
+        if len(self._stack) >= MAX_DEPTH:
+            self._fail(f"the value is nested deeper than {MAX_DEPTH} levels", i)
+            return
         self._value_starts(ch)
         self._stack.append([ch == "{", set(), None])
         self._emit(ch, i)

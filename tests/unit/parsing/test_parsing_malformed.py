@@ -178,3 +178,26 @@ def test_parse_errors_do_not_depend_on_chunking(family: str, text: str) -> None:
         results.append([e for e in feed_all(parser, pieces) if isinstance(e, ParseError)])
     assert results[0], text
     assert results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize("levels", [100, 50_000])
+def test_arguments_nested_past_the_cap_end_the_call_with_a_parse_error(levels: int) -> None:
+    parser = make_output_parser(analyze(read_template(FAMILIES["json_object"])), tools=TOOLS)
+    nested = "[" * levels + "]" * levels
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"location": ' + nested + "}}\n</tool_call>"
+    events = feed_all(parser, [text[i : i + 997] for i in range(0, len(text), 997)])
+    errors = [e for e in events if isinstance(e, ParseError)]
+    assert errors and "nested deeper than 64" in errors[0].message
+    message = parser.message()
+    assert len(message.tool_calls) == 1  # closed with what was streamed, like other malformed calls
+    kept = message.tool_calls[0].arguments + (message.content or "")
+    assert kept.count("[") + kept.count("]") >= 2 * levels - 200  # nothing lost beyond the call's head
+
+
+def test_arguments_nested_within_the_cap_still_parse() -> None:
+    parser = make_output_parser(analyze(read_template(FAMILIES["json_object"])), tools=TOOLS)
+    nested = "[" * 40 + "]" * 40
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"location": ' + nested + "}}\n</tool_call>"
+    events = feed_all(parser, list(text))
+    assert not [e for e in events if isinstance(e, ParseError)]
+    assert parser.message().tool_calls[0].arguments == '{"location": ' + nested + "}"
