@@ -161,6 +161,13 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "with --stream-backlog it bounds what a slow client holds back",
     )
     serve.add_argument(
+        "--number-digits",
+        type=_positive,
+        default=20,
+        help="digits a structured-output number may have before and after its point where the schema's "
+        "bounds need no more (a weak model cannot loop inside a number)",
+    )
+    serve.add_argument(
         "--pooling",
         choices=["mean", "cls", "last", "rank"],
         default=None,
@@ -180,6 +187,7 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from tokenloom.constrain.number import set_number_digits
     from tokenloom.pipeline.chat_format import CacheMode
     from tokenloom.server.app import create_app
     from tokenloom.server.state import ServerConfig, ServerState
@@ -218,6 +226,7 @@ def run_serve(args: argparse.Namespace) -> int:
     def announce(state: ServerState) -> None:
         print(f"tokenloom ready: http://{args.host}:{args.port}/v1 (model {state.model_id})", flush=True)
 
+    set_number_digits(args.number_digits)
     app = create_app(config, on_ready=announce)
     server_config = uvicorn.Config(
         app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=5

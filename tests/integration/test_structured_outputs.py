@@ -188,3 +188,24 @@ def test_unenforced_keywords_are_named_in_a_header_and_refused_when_strict(clien
             extra_body={"response_format": _json_schema(schema)},
         )
     assert "contains" in info.value.body["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("thinking", [False, True])
+def test_a_number_ends_where_a_weak_model_would_loop(client: openai.OpenAI, thinking: bool) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+    reply = client.chat.completions.create(
+        model="",
+        messages=[{"role": "user", "content": "How many stars are there? Answer in JSON."}],
+        response_format={"type": "json_schema", "json_schema": {"name": "n", "schema": schema}},  # type: ignore[typeddict-item]
+        max_tokens=120,
+        temperature=0,
+        extra_body={"chat_template_kwargs": {"enable_thinking": thinking}},
+    )
+    assert reply.choices[0].finish_reason == "stop"  # the digits are capped, so the object closes
+    value = json.loads(reply.choices[0].message.content or "")["answer"]
+    assert isinstance(value, int) and len(str(abs(value))) <= 20

@@ -19,6 +19,41 @@ from tokenloom.constrain.schema_ir import Schema
 _SHAPE = re.compile(r"-?(?:(0|[1-9][0-9]*)(\.([0-9]*))?([eE][+-]?[0-9]*)?)?")
 _COMPLETE = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _CANDIDATES = "-0123456789.eE+"
+EXPONENT_DIGITS = 3  # a double's exponent never needs more (1e308)
+
+
+class DigitLimits:
+    """How many integer and fraction digits a number may have where the schema's bounds do not need
+    more: a weak model otherwise loops inside a number (`1000000...`) until max_tokens. Set once at start
+    (`tokenloom serve --number-digits`); masks cache what they computed under it."""
+
+    digits = 20
+
+
+def set_number_digits(digits: int) -> None:
+    DigitLimits.digits = max(1, digits)
+    number_chars.cache_clear()
+
+
+def _integer_digit_limit(s: Schema) -> int:
+    needed = [len(str(int(abs(b)))) for b in (s.minimum, s.maximum) if b is not None and math.isfinite(b)]
+    return max([DigitLimits.digits, *needed])
+
+
+def _fraction_digit_limit(s: Schema) -> int:
+    m = s.multiple_of
+    if m is None:
+        return DigitLimits.digits
+    denominator, places = m.denominator, 0
+    while denominator % 10 == 0 or denominator % 2 == 0 or denominator % 5 == 0:
+        if denominator % 10 == 0:
+            denominator //= 10
+        elif denominator % 2 == 0:
+            denominator //= 2
+        else:
+            denominator //= 5
+        places += 1
+    return max(DigitLimits.digits, places)
 
 
 def _is_integer_only(s: Schema) -> bool:
@@ -67,6 +102,12 @@ def _prefix_ok(text: str, s: Schema) -> bool:
         return False
     digits, dot, frac, exp = m.group(1), m.group(2), m.group(3), m.group(4)
     if (dot or exp) and _is_integer_only(s):
+        return False
+    if digits and len(digits) > _integer_digit_limit(s):
+        return False
+    if frac and len(frac) > _fraction_digit_limit(s):
+        return False
+    if exp and len(exp.lstrip("eE+-")) > EXPONENT_DIGITS:
         return False
     if exp and _bounded(s):
         return False
