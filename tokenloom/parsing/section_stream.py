@@ -1,11 +1,12 @@
-"""Streams one tool-call section: each call is announced (`ToolCallStart`) once the text before its arguments
-is read and its name is one of the request's tools, its arguments go out as canonical JSON fragments while
-they grow (`stream_args.py`), and it ends (`ToolCallEnd`) when the call's closing text matches.
+"""Streams one tool-call section: each call is announced (`ToolCallStart`) once its name is one of the
+request's tools and its arguments have said something (a first key, or the whole call closed), its arguments
+go out as canonical JSON fragments while they grow (`stream_args.py`), and it ends (`ToolCallEnd`) when the
+call's closing text matches.
 
 Failures follow one rule, decided by the position of the fault in the text, never by how it was chunked:
-- before a call was announced (unknown name, garbage after a trigger, a section cut short before the
-  arguments began): a `ParseError`, and the section's text (after the calls that did complete) is read
-  again as output, so it reaches the content;
+- before a call was announced (unknown name, garbage after a trigger, a section cut short before its first
+  argument was read, as in `[get_weather(city=` with no value): a `ParseError`, and the section's text
+  (after the calls that did complete) is read again as output, so it reaches the content whole;
 - after a call was announced (its arguments break midway, duplicate keys, the output ends inside them, the
   text after them does not match): a `ParseError`, then `ToolCallEnd`. The call stays in the message with
   exactly the argument text already streamed (possibly JSON cut short), and the raw text from the first
@@ -34,6 +35,7 @@ class _OpenCall:
     call_id: str = ""
     name: str = ""
     sent: list[str] = field(default_factory=list)  # argument text handed out
+    held: str = ""  # argument text read before the call was announced (the opening brace, say)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +98,25 @@ class SectionStream:
         schema = (self._schemas or {}).get(head.name or "")
         self._open = _OpenCall(head, make_args_stream(slot, head.pos, self._s, schema, head.stops))
         if not isinstance(self._open.args, CallObject):
-            return self._announce(self._open, head.name, head.call_id, out)
+            return self._check_name(self._open, head.name, out)
         return None
 
     def _read_call(self, call: _OpenCall, out: list[Event], final: bool) -> SectionExit | None:
         """Advance the open call; it is no longer open once it ended."""
         args = call.args
         args.feed(self.text, final)
-        if call.index < 0 and isinstance(args, CallObject) and (args.is_ready or args.done):
-            failed = self._announce(call, args.name, args.call_id, out)
+        if not call.name and isinstance(args, CallObject) and (args.is_ready or args.done):
+            failed = self._check_name(call, args.name, out)
             if failed is not None:
                 return failed
-        if call.index >= 0 and (text := args.take()):
+        text = args.take() if call.name else ""
+        if call.index < 0:
+            call.held += text
+            text = ""
+            if call.name and (_says_something(call.held) or (args.done and not args.failed)):
+                text, call.held = call.held, ""
+                self._announce(call, args.call_id if isinstance(args, CallObject) else call.head.call_id, out)
+        if call.index >= 0 and text:
             call.sent.append(text)
             out.append(ToolCallArgsDelta(call.index, text))
         if args.failed or (final and not args.done):
@@ -128,17 +137,17 @@ class SectionStream:
         self._open, self._resume, self._num_done = None, parser.pos, self._num_done + 1
         return None
 
-    def _announce(
-        self, call: _OpenCall, name: str | None, call_id: str | None, out: list[Event]
-    ) -> SectionExit | None:
+    def _check_name(self, call: _OpenCall, name: str | None, out: list[Event]) -> SectionExit | None:
         try:
             call.name = checked_name(name, self._schemas)
         except SectionError as exc:
             return self._fail(exc, out)
+        return None
+
+    def _announce(self, call: _OpenCall, call_id: str | None, out: list[Event]) -> None:
         call.index = len(self._calls)
         call.call_id = call_id or self._new_id(call.name, call.head.index, call.index)
         out.append(ToolCallStart(call.index, call.call_id, call.name))
-        return None
 
     def _fail(self, error: SectionError, out: list[Event]) -> SectionExit:
         """Before the call was announced: its text goes back to the output."""
@@ -152,6 +161,11 @@ class SectionStream:
         self._calls.append(ToolCall(call.call_id, call.name, "".join(call.sent)))
         self._open = None
         return SectionExit(rest_at, failed=True)
+
+
+def _says_something(held: str) -> bool:
+    """Argument text beyond an opening brace: a call cut off before it is no call at all."""
+    return bool(held.lstrip().lstrip("{").strip())
 
 
 def _unterminated() -> SectionError:

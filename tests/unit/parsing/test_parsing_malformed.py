@@ -1,11 +1,14 @@
 """Malformed output of each format family: a ParseError, never an exception, the same in any chunking.
 
-The rule (see `tokenloom/parsing/section_stream.py`): a fault found before a call was announced sends the
-section's text to the content; a fault found after (the arguments were streaming) closes the call with exactly
-the argument text already streamed, and the raw text from there on goes to the content.
+The rule (see `tokenloom/parsing/section_stream.py`): a call is announced once its first argument was read;
+a fault found before that sends the section's text to the content; a fault found after (the arguments were
+streaming) closes the call with exactly the argument text already streamed, and the raw text from there on
+goes to the content.
 """
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template
@@ -83,6 +86,13 @@ def test_malformed_gives_an_error_and_keeps_the_text(family: str, mutation: str)
             continue
         if mutation == "unterminated_section":
             assert [e.kind for e in errors] == ["unterminated_section"]
+        if (
+            not message.tool_calls
+        ):  # cut or broken before its first argument: no call, every character is content
+            content = (message.content or "").strip()
+            assert "get_weather" in content and text.rstrip().endswith(content), (family, mutation)
+            assert not joined(events)[2]
+            continue
         # Announced, then broken: the call ends with what was streamed, a prefix of the intended arguments.
         (call,) = message.tool_calls
         assert call.name == "get_weather"
@@ -201,3 +211,43 @@ def test_arguments_nested_within_the_cap_still_parse() -> None:
     events = feed_all(parser, list(text))
     assert not [e for e in events if isinstance(e, ParseError)]
     assert parser.message().tool_calls[0].arguments == '{"location": ' + nested + "}"
+
+
+def _parse_unclosed_pythonic(copies: int) -> tuple[str, float]:
+    """LFM2's Pythonic list with `copies` unclosed `get_weather(city=` heads; the content and the CPU time."""
+    analysis = analyze(read_template(FAMILIES["pythonic"]))
+    text = "<|tool_call_start|>[" + "get_weather(city=" * copies
+    best = float("inf")
+    for _ in range(3):
+        parser = make_output_parser(analysis, tools=TOOLS)
+        started = time.process_time()
+        events = feed_all(parser, [text[i : i + 5] for i in range(0, len(text), 5)])
+        best = min(best, time.process_time() - started)
+        content, _, args, errors, _ = joined(events)
+        assert errors == ["unterminated_section"] and args == {}
+        assert parser.message().tool_calls == ()
+    return content, best
+
+
+def test_unclosed_pythonic_calls_lose_no_character_and_parse_in_linear_time() -> None:
+    """Every character of output that never became a call reaches the content, the call head included."""
+    content, small = _parse_unclosed_pythonic(2000)
+    assert content == "<|tool_call_start|>[" + "get_weather(city=" * 2000
+    content, large = _parse_unclosed_pythonic(4000)
+    assert len(content) == len("<|tool_call_start|>[") + 4000 * len("get_weather(city=")
+    assert large <= 3 * small + 0.05, (
+        small,
+        large,
+    )  # CPU time of this process, so load elsewhere is no matter
+
+
+def test_a_call_cut_before_its_first_argument_is_content_in_every_family() -> None:
+    for family, name in sorted(FAMILIES.items()):
+        output, prompt = _one_call(name)
+        cut = output[: output.find("get_weather") + len("get_weather") + 2]
+        for pieces in ([cut], list(cut)):
+            parser = make_output_parser(analyze(read_template(name)), tools=TOOLS, generation_prompt=prompt)
+            events = feed_all(parser, pieces)
+            assert parser.message().tool_calls == (), family
+            assert not any(isinstance(e, ToolCallEnd) for e in events), family
+            assert "get_weather" in (parser.message().content or ""), family

@@ -132,13 +132,14 @@ def test_bracket_tag_arguments_stream() -> None:
     ],
 )
 def test_the_call_is_announced_before_its_arguments_are_complete(name: str, head: str, body: str) -> None:
+    """Announced with its first argument's key: a call cut off before that is no call; its text is content."""
     parser = _parser(name)
-    events = parser.feed(head)
+    assert not any(isinstance(e, ToolCallStart) for e in parser.feed(head))
+    events = parser.feed(body[:-3])
     assert [(type(e), getattr(e, "name", None)) for e in events][:1] == [(ToolCallStart, "get_weather")]
-    events = parser.feed(body[: len(body) // 2])
     assert not any(isinstance(e, ToolCallEnd) for e in events)
     (call,) = parser.message().tool_calls  # the open call shows what was streamed so far
-    assert call.arguments and '{"location": "Oslo"'.startswith(call.arguments)
+    assert call.arguments.startswith('{"location": "O') and not call.arguments.endswith("}")
 
 
 def test_an_id_written_after_the_arguments_is_not_used() -> None:
@@ -198,7 +199,9 @@ def test_relaxed_and_python_arguments_stream_one_argument_at_a_time(name: str) -
     events += parser.finish()
     assert 0 <= first_arg_at < close_at
     deltas = [e.text for e in events if isinstance(e, ToolCallArgsDelta) and e.index == 1]
-    assert deltas[0] == "{" and len(deltas) == 3  # "{", the code, then the options and "}"
+    assert (
+        deltas[0].startswith('{"code": ') and len(deltas) == 2
+    )  # "{" and the code, then the options and "}"
     expected = [json.loads(c.arguments) for c in case.expected.tool_calls]
     arguments = [c.arguments for c in parser.message().tool_calls]
     assert [json.loads(a) for a in arguments] == expected
