@@ -44,7 +44,11 @@ def plan_reuse(slot: Slot, prompt: list[int], others: list[Slot]) -> ReusePlan:
         if computed > best_len:
             best_len, best_src = computed, other
         # a sequence still prefilling a prompt that shares more than it has computed so far
-        if other.state in (SlotState.PREFILL, SlotState.WAITING) and other.job is not None:
+        if (
+            other.state in (SlotState.PREFILL, SlotState.WAITING)
+            and other.job is not None
+            and not _waits_on(other, slot)
+        ):
             shared = min(common_prefix_len(other.job.prompt, prompt), limit)
             if shared > best_wait:
                 best_wait, wait_src = shared, other
@@ -53,6 +57,19 @@ def plan_reuse(slot: Slot, prompt: list[int], others: list[Slot]) -> ReusePlan:
     if best_src is not None and best_len >= own + MIN_COPY_GAIN:
         return ReusePlan(keep=0, source=best_src, copy_len=best_len)
     return ReusePlan(keep=own)
+
+
+def _waits_on(other: Slot, slot: Slot) -> bool:
+    """Does `other` wait (through any chain of waiters) for `slot`? Waiting for it then would be a cycle
+    in which neither ever computes: two requests accepted and never answered."""
+    seen: set[int] = set()
+    leader = other.wait_for if other.state is SlotState.WAITING else None
+    while leader is not None and id(leader) not in seen:
+        if leader is slot:
+            return True
+        seen.add(id(leader))
+        leader = leader.wait_for if leader.state is SlotState.WAITING else None
+    return False
 
 
 def pick_free_slot(free: list[Slot], prompt: list[int]) -> Slot:

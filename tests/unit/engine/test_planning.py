@@ -51,6 +51,20 @@ def test_wait_for_a_sequence_that_is_computing_the_shared_prefix() -> None:
     assert plan.wait_for is leader and plan.wait_until == 500
 
 
+def test_a_slot_never_waits_for_a_slot_that_waits_for_it() -> None:
+    """A re-planning waiter must not pick a follower of its own: two slots waiting on each other would
+    never compute, and both accepted requests would go unanswered."""
+    shared = list(range(500))
+    first, second, third = _slot(0, [], SlotState.WAITING), _slot(1, [], SlotState.WAITING), _slot(2)
+    first.job, second.job = _job([*shared, 1]), _job([*shared, 2])
+    second.wait_for = first  # second joined first, which waited for a leader that has just finished
+    third.wait_for, third.state, third.job = second, SlotState.WAITING, _job([*shared, 3])
+    plan = plan_reuse(first, first.job.prompt, [first, second, third])
+    assert plan.wait_for is None and plan.keep == 0  # first computes the prefix itself
+    outsider = _slot(3)
+    assert plan_reuse(outsider, [*shared, 4], [outsider, first, second, third]).wait_for is not None
+
+
 def test_free_slot_choice_prefers_shared_prefix_then_least_recent() -> None:
     a, b, c = _slot(0, [1, 2, 3]), _slot(1, [9]), _slot(2, [9])
     b.last_used, c.last_used = 5.0, 1.0
