@@ -22,6 +22,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value
+
+
 class DefaultsShown(argparse.HelpFormatter):
     """Appends "(default: X)" to an option's help where X says something (not None, not a flag's False)."""
 
@@ -168,6 +175,20 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "bounds need no more (a weak model cannot loop inside a number)",
     )
     serve.add_argument(
+        "--mask-timeout",
+        type=_positive_seconds,
+        default=5.0,
+        help="seconds one structured-output mask may take; a request whose schema or pattern needs more "
+        "ends with a 400 (code constraint_timeout). Masks are computed beside the batch, so other "
+        "requests never wait for them",
+    )
+    serve.add_argument(
+        "--constraint-budget",
+        type=_positive_seconds,
+        default=60.0,
+        help="seconds of structured-output work one request may use in total (same error past it)",
+    )
+    serve.add_argument(
         "--pooling",
         choices=["mean", "cls", "last", "rank"],
         default=None,
@@ -210,6 +231,8 @@ def run_serve(args: argparse.Namespace) -> int:
             prefix_reuse=not args.no_prefix_reuse,
             deterministic=args.deterministic,
             max_backlog=args.stream_backlog,
+            mask_timeout=args.mask_timeout,
+            constraint_budget=args.constraint_budget,
         ),
         chat_template_file=args.chat_template_file,
         cache_mode=cache_mode,

@@ -20,12 +20,13 @@ import numpy as np
 from tokenloom.engine.detok import IncrementalDetokenizer
 from tokenloom.engine.jobs import Done, Job, JobEvent, JobHandle, LogitMask, Piece, deliver
 from tokenloom.engine.kvcache import pick_free_slot, plan_reuse
+from tokenloom.engine.masking import MaskBudget, MaskTask, MaskWorker
 from tokenloom.engine.model import LoadedModel
-from tokenloom.engine.sampling import SamplingParams, StopMatcher, build_sampler
+from tokenloom.engine.sampling import SamplingParams, StopMatcher, build_sampler, sample_from_logits
 from tokenloom.engine.scheduler import BatchPlan, plan_batch
 from tokenloom.engine.slots import Slot, SlotState
 from tokenloom.engine.vocab import Tokenizer
-from tokenloom.errors import ContextOverflow, EngineError, Overloaded, TokenloomError
+from tokenloom.errors import ContextOverflow, EngineError, Overloaded
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,8 @@ class EngineConfig:
     prefix_reuse: bool = True
     deterministic: bool = False  # batch-independent logits (flash attention off) instead of speed
     max_backlog: int = 64  # undelivered events a reader may fall behind before its slot pauses
+    mask_timeout: float = 5.0  # seconds one constraint mask may take before its request ends
+    constraint_budget: float = 60.0  # seconds of constraint work one request may use in total
 
 
 def flash_attention_type(cfg: EngineConfig) -> int:
@@ -105,6 +108,8 @@ class Engine:
         self._n_inflight = 0
         self._cond = threading.Condition()
         self._running = True
+        budget = MaskBudget(self.config.mask_timeout, self.config.constraint_budget)
+        self._masks = MaskWorker(self._wake, budget)
         self._thread = threading.Thread(target=self._run, name="tokenloom-scheduler", daemon=True)
         self._thread.start()
 
@@ -184,6 +189,7 @@ class Engine:
         with self._cond:
             self._running = False
             self._cond.notify()
+        self._masks.close()
         self._thread.join(timeout=10)
         if self._thread.is_alive():
             return
@@ -228,6 +234,7 @@ class Engine:
         """Admit, plan, decode once, sample: one scheduler iteration (public so tests can drive it)."""
         try:
             self._drop_cancelled()
+            self._collect_masks()
             self._admit()
             self._resume_waiting()
             plan = plan_batch(self._all_slots(), self.config.n_batch, self.config.max_backlog)
@@ -284,6 +291,8 @@ class Engine:
         handle = slot.sampler.handle
         for token in job.prompt[-max(job.params.penalty_last_n, 0) :]:
             llama.llama_sampler_accept(handle, token)
+        if job.constraint is not None:  # the first mask is computed while the prompt is prefilled
+            slot.mask_task = self._masks.submit(job.constraint, None, 0.0)
         self._place_prefix(slot)
 
     def _place_prefix(self, slot: Slot) -> None:
@@ -365,34 +374,77 @@ class Engine:
         self.cache_slot.release()
 
     def _sample(self, slot: Slot, row: int) -> None:
+        """Sample the slot's next token from batch row `row`; if its constraint mask is not ready yet, keep
+        the logits and let the slot sit steps out until it is (the other slots go on)."""
         job = slot.job
         assert job is not None and slot.sampler is not None
-        constraint = job.constraint
-        try:
-            mask = constraint.allowed() if constraint is not None else None
-        except TokenloomError as exc:  # a constraint failing must end its own request, not the engine
-            self._finish(slot, "error", error=exc.message)
-            return
+        mask = None
+        if job.constraint is not None:
+            task = slot.mask_task
+            if task is None or not task.done:
+                logits = np.ctypeslib.as_array(
+                    llama.llama_get_logits_ith(self._ctx, row), shape=(self.n_vocab,)
+                )
+                slot.held_logits = logits.copy()
+                slot.state, slot.next_token = SlotState.DECODE, None
+                return
+            mask = self._take_mask(slot, task)
+            if mask is False:
+                return
+        self._pick(slot, mask, row, None)
+
+    def _take_mask(self, slot: Slot, task: MaskTask) -> Any:
+        """The ready mask (None: unconstrained at this point), or False once the job was ended for it."""
+        slot.mask_task = None
+        slot.mask_seconds += task.elapsed
+        if task.error is not None:
+            self._finish(
+                slot,
+                "error",
+                error=task.error,
+                error_code="constraint" if not task.timed_out else "constraint_timeout",
+            )
+            return False
+        mask = task.mask
         if mask is not None and not mask.any():
             self._finish(slot, "error", error="the output constraint allows no further token")
-            return
-        if mask is not None or slot.sampler.is_plain_greedy:
+            return False
+        return mask
+
+    def _collect_masks(self) -> None:
+        """End the request of a mask over its time budget; sample the slots whose late mask is ready."""
+        overdue = self._masks.overdue()
+        for slot in self.slots:
+            task = slot.mask_task
+            if task is None or slot.job is None:
+                continue
+            if overdue is not None and task is overdue:
+                slot.mask_task = None
+                self._finish(slot, "error", error=overdue.error, error_code="constraint_timeout")
+            elif slot.held_logits is not None and task.done:
+                logits, slot.held_logits = slot.held_logits, None
+                mask = self._take_mask(slot, task)
+                if mask is not False:
+                    self._pick(slot, mask, None, logits)
+
+    def _pick(self, slot: Slot, mask: Any, row: int | None, held: Any) -> None:
+        """Choose the token (from batch row `row`, or from logits kept aside) and act on it."""
+        job = slot.job
+        assert job is not None and slot.sampler is not None
+        logits = held
+        if held is None and (mask is not None or slot.sampler.is_plain_greedy):
             logits = np.ctypeslib.as_array(llama.llama_get_logits_ith(self._ctx, row), shape=(self.n_vocab,))
-            if mask is not None:
-                np.copyto(logits, -np.inf, where=~mask)
+        if mask is not None:
+            np.copyto(logits, -np.inf, where=~mask)
         if slot.sampler.is_plain_greedy:
             # llama.cpp's sampler copies all candidates first (about 1 ms for 262k tokens); argmax suffices
             token = int(logits.argmax())
+        elif held is not None:
+            token = sample_from_logits(slot.sampler, held)
         else:
             token = int(llama.llama_sampler_sample(slot.sampler.handle, self._ctx, row))
-        if constraint is not None:
-            try:
-                constraint.advance(token)
-            except TokenloomError as exc:
-                self._finish(slot, "error", error=exc.message)
-                return
         if self.tokenizer.is_eog(token) and not job.params.ignore_eos:
-            self._finish(slot, "stop")
+            self._finish(slot, "stop")  # a constraint allowed the end only where its output may end
             return
         slot.n_generated += 1
         assert slot.detok is not None and slot.stop is not None
@@ -408,8 +460,18 @@ class Engine:
         else:
             slot.next_token = token
             slot.state = SlotState.DECODE
+            if job.constraint is not None:  # advanced and asked again while the next step decodes
+                slot.mask_task = self._masks.submit(job.constraint, token, slot.mask_seconds)
 
-    def _finish(self, slot: Slot, reason: str, *, error: str | None = None, flush: bool = True) -> None:
+    def _finish(
+        self,
+        slot: Slot,
+        reason: str,
+        *,
+        error: str | None = None,
+        error_code: str | None = None,
+        flush: bool = True,
+    ) -> None:
         job = slot.job
         if job is None:
             return
@@ -420,7 +482,13 @@ class Engine:
                 job.emit(Piece(tail, -1), self._outbox)
         matched = slot.stop.matched if slot.stop is not None and reason == "stop" else None
         done = Done(
-            reason, len(job.prompt), slot.n_generated, slot.reused_tokens, error=error, stop_sequence=matched
+            reason,
+            len(job.prompt),
+            slot.n_generated,
+            slot.reused_tokens,
+            error=error,
+            stop_sequence=matched,
+            error_code=error_code,
         )
         slot.last_used = time.monotonic()
         slot.release()

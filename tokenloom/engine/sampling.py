@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import llama_cpp as llama
+import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,27 @@ def build_sampler(params: SamplingParams, n_vocab: int) -> SamplerChain:
         add(chain, llama.llama_sampler_init_dist(seed & 0xFFFFFFFF))
     plain = params.is_greedy and not params.logit_bias and not has_penalties
     return SamplerChain(handle=chain, seed=seed, is_plain_greedy=plain)
+
+
+_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+
+
+def sample_from_logits(chain: SamplerChain, logits: npt.NDArray[np.float32]) -> int:
+    """Draw from logits kept aside (not the context's current ones) with a slot's chain, exactly as
+    `llama_sampler_sample` does from the context: every candidate in id order, then accept."""
+    candidates = np.zeros(len(logits), dtype=_TOKEN_DATA)
+    candidates["id"] = np.arange(len(logits), dtype=np.int32)
+    candidates["logit"] = logits
+    array = llama.llama_token_data_array(
+        data=candidates.ctypes.data_as(ctypes.POINTER(llama.llama_token_data)),
+        size=len(logits),
+        selected=-1,
+        sorted=False,
+    )
+    llama.llama_sampler_apply(chain.handle, ctypes.byref(array))
+    token = int(array.data[array.selected].id)
+    llama.llama_sampler_accept(chain.handle, token)
+    return token
 
 
 @dataclass(slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from tokenloom.engine.detok import IncrementalDetokenizer
 from tokenloom.engine.jobs import Job
@@ -37,6 +38,9 @@ class Slot:
     detok: IncrementalDetokenizer | None = None
     stop: StopMatcher | None = None
     is_cache: bool = False  # sequence 0: the system-prompt / first-message cache
+    mask_task: Any = None  # MaskTask computing this slot's next constraint mask (engine/masking.py)
+    held_logits: Any = None  # logits kept while the mask is late: sampled once it is ready
+    mask_seconds: float = 0.0  # constraint time this job has used
 
     @property
     def is_busy(self) -> bool:
@@ -65,6 +69,11 @@ class Slot:
         self.wait_until = 0
         self.n_generated = 0
         self.reused_tokens = 0
+        if self.mask_task is not None:
+            self.mask_task.abandoned = True
+        self.mask_task = None
+        self.held_logits = None
+        self.mask_seconds = 0.0
 
 
 def common_prefix_len(a: list[int], b: list[int]) -> int:

@@ -21,7 +21,7 @@ from tokenloom.constrain.constraint import Constraint
 from tokenloom.engine.engine import Engine
 from tokenloom.engine.jobs import Done, JobHandle, LogitMask, Piece
 from tokenloom.engine.sampling import SamplingParams
-from tokenloom.errors import ContextOverflow, EngineError
+from tokenloom.errors import ContextOverflow, EngineError, GrammarError
 from tokenloom.events import Event, Finish, OutputParser, Usage
 from tokenloom.parsing.plain import PlainOutputParser
 from tokenloom.pipeline.budget import ReasoningBudget
@@ -75,6 +75,10 @@ class Submission:
                 usage = Usage(item.prompt_tokens, item.completion_tokens, item.cached_tokens)
                 if self.observer is not None:
                     self.observer.finished(usage)
+                if item.finish_reason == "error" and item.error_code == "constraint_timeout":
+                    raise GrammarError(
+                        item.error or "the output constraint took too long", code=item.error_code
+                    )
                 if item.finish_reason == "error":
                     raise EngineError(item.error or "generation failed")
                 reason = item.finish_reason

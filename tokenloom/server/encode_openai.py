@@ -91,13 +91,13 @@ class ChunkEncoder:
             return out
         return []  # ToolCallEnd has no OpenAI delta; a ParseError's text already went out as content
 
-    def error(self, message: str, type_: str = "server_error") -> dict[str, Any]:
-        return {**self._chunk({}, "error"), "error": stream_error(message, type_)}
+    def error(self, message: str, type_: str = "server_error", code: str | None = None) -> dict[str, Any]:
+        return {**self._chunk({}, "error"), "error": stream_error(message, type_, code)}
 
 
-def stream_error(message: str, type_: str) -> dict[str, Any]:
+def stream_error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
     """The `error` member of a chunk that ends a stream which failed after it started."""
-    return {"message": message, "type": type_, "param": None, "code": None}
+    return {"message": message, "type": type_, "param": None, "code": code}
 
 
 @dataclass(slots=True)
@@ -193,8 +193,8 @@ class CompletionEncoder:
             return [self.chunk("", event.reason, event.usage)]
         return []
 
-    def error(self, message: str, type_: str = "server_error") -> dict[str, Any]:
-        return {**self.chunk("", "error"), "error": stream_error(message, type_)}
+    def error(self, message: str, type_: str = "server_error", code: str | None = None) -> dict[str, Any]:
+        return {**self.chunk("", "error"), "error": stream_error(message, type_, code)}
 
     def add(self, event: Event) -> None:
         if isinstance(event, ContentDelta):

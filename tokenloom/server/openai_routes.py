@@ -87,7 +87,7 @@ async def chat_completions(request: Request) -> Response:
             submission,
             opening=lambda: [sse_data(encoder.opening())],
             encode=lambda event: [sse_data(chunk) for chunk in encoder.encode(event)],
-            failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type))],
+            failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type, exc.code))],
             closing=lambda: [SSE_DONE],
         )
         return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
@@ -114,7 +114,7 @@ async def completions(request: Request) -> Response:
             submission,
             opening=lambda: (),
             encode=lambda event: [sse_data(chunk) for chunk in encoder.encode(event)],
-            failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type))],
+            failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type, exc.code))],
             closing=lambda: [SSE_DONE],
         )
         return StreamingResponse(frames, media_type="text/event-stream")
