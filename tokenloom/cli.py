@@ -189,6 +189,12 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="seconds of structured-output work one request may use in total (same error past it)",
     )
     serve.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="serve an embedding model (e5, BGE, ...): /v1/embeddings, /api/embed and rank-pooling "
+        "/v1/rerank only, with no generation engine (chat and completion endpoints answer 501)",
+    )
+    serve.add_argument(
         "--pooling",
         choices=["mean", "cls", "last", "rank"],
         default=None,
@@ -243,6 +249,7 @@ def run_serve(args: argparse.Namespace) -> int:
         chat_format=args.chat_format,
         allow_request_templates=args.allow_request_templates,
         pooling=args.pooling,
+        embeddings_only=args.embeddings,
         normalize_embeddings=not args.no_normalize,
     )
 

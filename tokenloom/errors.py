@@ -8,6 +8,7 @@ TokenloomError                 500 server_error
 ├── ModelNotFound              404 (code model_not_found)
 ├── Overloaded(retry_after)    429 / 503 (code server_busy)
 ├── TemplateError              500, or 400 when the request's data broke the template
+├── NotServed                  501 (this server was started without what the endpoint needs)
 └── EngineError                500 server_error
 """
 
@@ -92,6 +93,13 @@ class TemplateError(TokenloomError):
     def __init__(self, message: str, *, param: str | None = None, status: int = 500) -> None:
         super().__init__(message, param=param)
         self.status = status
+
+
+class NotServed(TokenloomError):
+    """The endpoint needs something this server does not run (generation on an --embeddings server)."""
+
+    status = 501
+    type = "not_supported_error"
 
 
 class EngineError(TokenloomError):

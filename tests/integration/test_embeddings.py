@@ -101,3 +101,34 @@ def test_embeddings_and_generation_at_the_same_time(client: openai.OpenAI) -> No
         chat = pool.submit(generate)
         vectors = [pool.submit(_vectors, client, SENTENCES * 8) for _ in range(2)]
         assert chat.result() and all(v.result().shape == (32, 640) for v in vectors)
+
+
+@pytest.fixture(scope="module")
+def embeddings_only(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from tests.integration.conftest import _serve
+
+    yield from _serve(tmp_path_factory, "embeddings-only", "--embeddings", "--alias", "my-embedder")
+
+
+def test_an_embeddings_only_server_embeds_and_refuses_generation(
+    embeddings_only: Any, client: openai.OpenAI
+) -> None:
+    """--embeddings runs the embedding context alone: same vectors as beside generation, and the
+    generation endpoints say clearly that this server does not generate."""
+    only = openai.OpenAI(base_url=embeddings_only.base_url, api_key="unused", max_retries=0, timeout=120)
+    mine = _vectors(only, SENTENCES)
+    assert np.abs(mine - _vectors(client, SENTENCES)).max() < 1e-5
+    assert only.models.list().data[0].id == "my-embedder"
+    with httpx.Client(base_url=embeddings_only.url, timeout=60) as http:
+        assert http.get("/health").json() == {"status": "ok"}
+        for path, body in [
+            ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+            ("/v1/completions", {"prompt": "hi"}),
+            ("/v1/rerank", {"query": "q", "documents": ["a", "b"]}),
+        ]:
+            r = http.post(path, json=body)
+            assert r.status_code == 501, (path, r.text)
+            assert "--embeddings" in r.json()["error"]["message"]
+        ollama = http.post("/api/embed", json={"model": "my-embedder", "input": ["Hello world"]})
+        assert ollama.status_code == 200 and len(ollama.json()["embeddings"][0]) == 640
+        assert http.get("/api/ps").json()["models"][0]["name"] == "my-embedder"

@@ -15,8 +15,10 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tokenloom.engine.embed import EmbedConfig, Embedder
 from tokenloom.engine.engine import Engine
-from tokenloom.engine.model import DEFAULT_MODEL_ID, load_model
+from tokenloom.engine.model import DEFAULT_MODEL_ID, LoadedModel, load_model
+from tokenloom.engine.vocab import Tokenizer
 from tokenloom.errors import TokenloomError
 from tokenloom.pipeline import Pipeline, PrefixPolicy, format_for_model
 from tokenloom.runtime import tune_gc
@@ -92,6 +94,9 @@ class RequestCounter:
 def _load(state: ServerState) -> None:
     config = state.config
     loaded = load_model(config.model_path, progress=True)
+    if config.embeddings_only:
+        _load_embeddings_only(state, loaded)
+        return
     engine = Engine(loaded, config.engine)
     chat_format = format_for_model(
         engine.tokenizer,
@@ -109,7 +114,20 @@ def _load(state: ServerState) -> None:
     )
     tune_gc()
     policy = PrefixPolicy(config.cache_mode, config.cache_min_tokens)
+    state.loaded, state.tokenizer = loaded, engine.tokenizer
     state.pipeline = Pipeline(engine, chat_format, policy, observer=state.metrics)
+
+
+def _load_embeddings_only(state: ServerState, loaded: LoadedModel) -> None:
+    """--embeddings: the embedding context alone (an encoder such as e5 or BGE has no chat template and
+    cannot generate; a chat model served this way skips its generation KV cache)."""
+    config = state.config
+    state.model_id = next(iter(config.model_aliases), None) or (
+        DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
+    )
+    state.loaded, state.tokenizer = loaded, Tokenizer(loaded)
+    state.embedder = Embedder(loaded, EmbedConfig(pooling=config.pooling, n_threads=config.engine.n_threads))
+    tune_gc()
 
 
 def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | None = None) -> FastAPI:

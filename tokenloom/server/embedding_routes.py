@@ -59,7 +59,7 @@ class RerankBody(BaseModel):
 
 
 def _inputs(body: EmbeddingsBody, state: ServerState, limit: int) -> list[list[int]]:
-    tokenizer = state.ready().engine.tokenizer
+    tokenizer = state.ready_tokenizer()
     raw = body.input
     items: list[Any] = [raw] if isinstance(raw, str) else list(raw)
     if items and all(isinstance(item, int) for item in items):
@@ -190,7 +190,7 @@ def _judging_prompts(state: ServerState, query: str, documents: list[str]) -> li
 
 
 def _answer_tokens(state: ServerState) -> tuple[int, int]:
-    tokenizer = state.ready().engine.tokenizer
+    tokenizer = state.ready_tokenizer()
     yes = tokenizer.tokenize("yes", add_bos=False, parse_special=False)
     no = tokenizer.tokenize("no", add_bos=False, parse_special=False)
     return yes[0], no[0]
@@ -198,7 +198,7 @@ def _answer_tokens(state: ServerState) -> tuple[int, int]:
 
 def _pair_inputs(state: ServerState, query: str, documents: list[str]) -> list[list[int]]:
     """A rank-pooling model reads query and document as one sequence: BOS query EOS SEP document EOS."""
-    tokenizer = state.ready().engine.tokenizer
+    tokenizer = state.ready_tokenizer()
     eos = [tokenizer.eos_id] if tokenizer.eos_id is not None else []
     q = tokenizer.tokenize(query, add_bos=True, parse_special=False)
     return [q + eos + tokenizer.tokenize(d, add_bos=False, parse_special=False) + eos for d in documents]

@@ -112,12 +112,12 @@ def _details(state: ServerState) -> dict[str, Any]:
 
 def _metadata(state: ServerState) -> dict[str, str]:
     if state.model_info is None:
-        state.model_info = model_metadata(state.ready().engine.loaded.model)
+        state.model_info = model_metadata(state.ready_model().model)
     return state.model_info
 
 
 def _entry(state: ServerState, name: str) -> dict[str, Any]:
-    path = state.ready().engine.loaded.path
+    path = state.ready_model().path
     stat = path.stat()
     digest = hashlib.sha256(f"{path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
     return {
@@ -168,7 +168,11 @@ async def running(request: Request) -> Response:
     entry = _entry(state, state.model_id)
     entry.pop("modified_at")
     expires = (datetime.now(UTC) + timedelta(days=3650)).isoformat()  # loaded for the server's life
-    entry.update(expires_at=expires, size_vram=0, context_length=state.ready().engine.n_ctx_slot)
+    if state.pipeline is not None:
+        context = state.pipeline.engine.n_ctx_slot
+    else:  # an --embeddings server: the embedding context's
+        context = state.ready_embedder().config.n_ctx
+    entry.update(expires_at=expires, size_vram=0, context_length=context)
     return JSONResponse({"models": [entry]})
 
 

@@ -33,7 +33,7 @@ def _state(request: Request) -> ServerState:
 @router.get("/v1/models")
 async def list_models(request: Request) -> dict[str, Any]:
     state = _state(request)
-    state.ready()
+    state.ready_model()
     names = [state.model_id, *(alias for alias in state.config.model_aliases if alias != state.model_id)]
     return {
         "object": "list",

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from tokenloom.engine.embed import EmbedConfig, Embedder
 from tokenloom.engine.engine import Engine, EngineConfig
-from tokenloom.errors import ModelNotFound, TokenloomError
+from tokenloom.engine.model import LoadedModel
+from tokenloom.engine.vocab import Tokenizer
+from tokenloom.errors import ModelNotFound, NotServed, TokenloomError
 from tokenloom.pipeline.chat_format import CacheMode
 from tokenloom.pipeline.submit import Pipeline
 from tokenloom.server.metrics import Metrics
@@ -30,6 +32,7 @@ class ServerConfig:
     allow_request_templates: bool = False  # a request's own `chat_template` (off: a 400 naming it)
     pooling: str | None = None  # --pooling: embeddings' pooling (None: the GGUF's, else mean)
     normalize_embeddings: bool = True  # --no-normalize turns the L2 normalisation off
+    embeddings_only: bool = False  # --embeddings: an embedding model; no generation engine at all
 
 
 @dataclass(slots=True)
@@ -42,22 +45,39 @@ class ServerState:
     model_info: dict[str, str] | None = None  # the GGUF's metadata, read once for Ollama's /api/show
     embedder: Embedder | None = None  # the embedding context, made by the first request that needs it
     embedder_lock: threading.Lock = field(default_factory=threading.Lock)
+    loaded: LoadedModel | None = None  # the model, once loaded (with or without a generation engine)
+    tokenizer: Tokenizer | None = None
 
     def ready_embedder(self) -> Embedder:
         """The embedding/scoring context (created once, on first use: idle servers don't pay for it)."""
-        pipeline = self.ready()
+        loaded = self.ready_model()
         with self.embedder_lock:
             if self.embedder is None:
-                config = EmbedConfig(pooling=self.config.pooling, n_threads=pipeline.engine.config.n_threads)
-                self.embedder = Embedder(pipeline.engine.loaded, config)
+                config = EmbedConfig(pooling=self.config.pooling, n_threads=self.config.engine.n_threads)
+                self.embedder = Embedder(loaded, config)
             return self.embedder
 
     @property
     def is_ready(self) -> bool:
-        return self.pipeline is not None
+        return self.pipeline is not None or (self.config.embeddings_only and self.embedder is not None)
+
+    def ready_model(self) -> LoadedModel:
+        if self.loaded is None or not self.is_ready:
+            raise TokenloomError(self.load_error or "the model is still loading")
+        return self.loaded
+
+    def ready_tokenizer(self) -> Tokenizer:
+        self.ready_model()
+        assert self.tokenizer is not None
+        return self.tokenizer
 
     def ready(self) -> Pipeline:
         if self.pipeline is None:
+            if self.config.embeddings_only and self.load_error is None:
+                raise NotServed(
+                    "this server was started with --embeddings: it serves embeddings (/v1/embeddings, "
+                    "/api/embed) and rank-pooling reranking only; start it without --embeddings to generate"
+                )
             raise TokenloomError(self.load_error or "the model is still loading")
         return self.pipeline
 
@@ -77,7 +97,7 @@ class ServerState:
 
     def model_names(self) -> set[str]:
         names = {self.model_id, *self.config.model_aliases}
-        if self.pipeline is not None:
-            path = self.pipeline.engine.loaded.path
+        if self.loaded is not None:
+            path = self.loaded.path
             names |= {path.name, path.stem}
         return names
