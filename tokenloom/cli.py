@@ -195,6 +195,13 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "/v1/rerank only, with no generation engine (chat and completion endpoints answer 501)",
     )
     serve.add_argument(
+        "--embed-batch",
+        type=_positive,
+        default=512,
+        help="tokens the embedding context decodes together, also the longest embedding input; costs "
+        "about 2 MiB of memory per token with a 262k vocabulary (llama.cpp computes every token's logits)",
+    )
+    serve.add_argument(
         "--pooling",
         choices=["mean", "cls", "last", "rank"],
         default=None,
@@ -250,6 +257,7 @@ def run_serve(args: argparse.Namespace) -> int:
         allow_request_templates=args.allow_request_templates,
         pooling=args.pooling,
         embeddings_only=args.embeddings,
+        embed_batch=args.embed_batch,
         normalize_embeddings=not args.no_normalize,
     )
 

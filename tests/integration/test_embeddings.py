@@ -72,7 +72,10 @@ def test_bad_inputs_name_the_field(http: httpx.Client, body: dict[str, Any], par
 
 def test_an_over_long_input_is_cut_when_asked(http: httpx.Client) -> None:
     reply = http.post("/v1/embeddings", json={"input": "word " * 3000, "truncate": True})
-    assert reply.status_code == 200 and reply.json()["usage"]["prompt_tokens"] == 2048
+    assert reply.status_code == 200 and reply.json()["usage"]["prompt_tokens"] == 512  # --embed-batch
+    refused = http.post("/v1/embeddings", json={"input": ["short", "word " * 3000]})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "input[1]"
+    assert "more than the 512" in refused.json()["error"]["message"]
 
 
 def test_rerank_orders_limits_and_returns_documents(http: httpx.Client) -> None:

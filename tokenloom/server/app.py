@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tokenloom.engine.embed import EmbedConfig, Embedder
+from tokenloom.engine.embed import Embedder
 from tokenloom.engine.engine import Engine
 from tokenloom.engine.model import DEFAULT_MODEL_ID, LoadedModel, load_model
 from tokenloom.engine.vocab import Tokenizer
@@ -126,7 +126,7 @@ def _load_embeddings_only(state: ServerState, loaded: LoadedModel) -> None:
         DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
     )
     state.loaded, state.tokenizer = loaded, Tokenizer(loaded)
-    state.embedder = Embedder(loaded, EmbedConfig(pooling=config.pooling, n_threads=config.engine.n_threads))
+    state.embedder = Embedder(loaded, state.embed_config())
     tune_gc()
 
 

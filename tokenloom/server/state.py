@@ -33,6 +33,7 @@ class ServerConfig:
     pooling: str | None = None  # --pooling: embeddings' pooling (None: the GGUF's, else mean)
     normalize_embeddings: bool = True  # --no-normalize turns the L2 normalisation off
     embeddings_only: bool = False  # --embeddings: an embedding model; no generation engine at all
+    embed_batch: int = 512  # --embed-batch: tokens the embedding context decodes together (longest input)
 
 
 @dataclass(slots=True)
@@ -53,13 +54,17 @@ class ServerState:
         loaded = self.ready_model()
         with self.embedder_lock:
             if self.embedder is None:
-                config = EmbedConfig(pooling=self.config.pooling, n_threads=self.config.engine.n_threads)
-                self.embedder = Embedder(loaded, config)
+                self.embedder = Embedder(loaded, self.embed_config())
             return self.embedder
 
     @property
     def is_ready(self) -> bool:
         return self.pipeline is not None or (self.config.embeddings_only and self.embedder is not None)
+
+    def embed_config(self) -> EmbedConfig:
+        size = self.config.embed_batch
+        return EmbedConfig(size, pooling=self.config.pooling, n_threads=self.config.engine.n_threads,
+                           max_input_tokens=size)  # fmt: skip
 
     def ready_model(self) -> LoadedModel:
         if self.loaded is None or not self.is_ready:
