@@ -61,6 +61,11 @@ BAD_BODIES = [
 ]
 
 
+def _has_text(line: str) -> bool:
+    content = '"content":"' in line and '"content":""' not in line
+    return content or ('"arguments":"' in line and '"arguments":""' not in line)
+
+
 def chat(text: str, max_tokens: int, **extra: object) -> dict[str, object]:
     return {"messages": [{"role": "user", "content": text}], "max_tokens": max_tokens, **extra}
 
@@ -80,10 +85,13 @@ class Soak:
         if fate in ("lost", "5xx") and len(self.details) < 20:
             self.details.append(f"{kind}: {fate} {detail}")
 
-    def refused(self, kind: str, response: httpx.Response) -> None:
-        if not response.headers.get("retry-after"):
+    async def refused(self, kind: str, response: httpx.Response) -> None:
+        """A 429: counted, then the client waits as Retry-After says (at most 2 s), as real clients do."""
+        retry_after = response.headers.get("retry-after")
+        if not retry_after:
             self.missing_retry_after += 1
         self.record(kind, "refused")
+        await asyncio.sleep(min(float(retry_after or 1), 2.0))
 
     async def plain(self, client: httpx.AsyncClient, kind: str, body: dict[str, object]) -> None:
         try:
@@ -95,7 +103,7 @@ class Soak:
             ok = r.json()["usage"]["completion_tokens"] >= 0
             self.record(kind, "completed" if ok else "5xx")
         elif r.status_code == 429:
-            self.refused(kind, r)
+            await self.refused(kind, r)
         elif r.status_code >= 500:
             self.record(kind, "5xx", r.text[:200])
         else:
@@ -120,7 +128,7 @@ class Soak:
             ) as r:
                 if r.status_code == 429:
                     await r.aread()
-                    self.refused(kind, r)
+                    await self.refused(kind, r)
                     return
                 if r.status_code != 200:
                     text = (await r.aread()).decode(errors="replace")[:200]
@@ -132,9 +140,10 @@ class Soak:
                     if line == "data: [DONE]":
                         self.record(kind, "completed")
                         return
-                    if chunks == 0:
-                        self.ttft.append(time.monotonic() - start)
-                    chunks += 1
+                    if _has_text(line):
+                        if chunks == 0:
+                            self.ttft.append(time.monotonic() - start)  # the first output text
+                        chunks += 1
                     if '"error"' in line:
                         self.record(kind, "5xx", line[:200])
                         return
@@ -155,7 +164,7 @@ class Soak:
             self.record("hang-up-queued", "abandoned")
             return
         if r.status_code == 429:
-            self.refused("hang-up-queued", r)
+            await self.refused("hang-up-queued", r)
         else:
             self.record("hang-up-queued", "completed" if r.status_code == 200 else "5xx", r.text[:200])
 
