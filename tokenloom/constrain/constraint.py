@@ -18,6 +18,25 @@ from tokenloom.constrain.trie import BoolArray, ByteTrie, Vocab
 from tokenloom.errors import GrammarError
 
 MAX_CACHED_MASKS = 4096
+MASK_MEMO_BYTES = 256 << 20  # all grammars' memoised masks together (a hostile stream of schemas included)
+
+
+class _MemoBudget:
+    """Bytes held by every grammar's mask memo; a grammar over its share evicts its own oldest masks."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.lock = threading.RLock()  # reentrant: a grammar freed (its __del__) while another holds it
+
+
+_BUDGET = _MemoBudget(MASK_MEMO_BYTES)
+
+
+def _owned_bytes(parts: MaskParts) -> int:
+    """Bytes a memo entry keeps alive (a shared base mask belongs to the trie, not to the entry)."""
+    _, packed, ids, minus = parts
+    return int(ids.nbytes + minus.nbytes + (packed.nbytes if packed is not None else 0)) + 200
 
 
 class Compiled:
@@ -38,11 +57,27 @@ class Compiled:
                 self._masks.move_to_end(key)
                 return hit
         parts = compute(self.trie, st, pending)
-        with self._lock:
-            self._masks[key] = parts
-            if len(self._masks) > MAX_CACHED_MASKS:
-                self._masks.popitem(last=False)
+        self._remember(key, parts)
         return parts
+
+    def _remember(self, key: tuple[ParserState, bytes], parts: MaskParts) -> None:
+        size = _owned_bytes(parts)
+        with self._lock, _BUDGET.lock:
+            if key in self._masks:
+                return
+            while self._masks and (
+                len(self._masks) >= MAX_CACHED_MASKS or _BUDGET.used + size > _BUDGET.limit
+            ):
+                _, old = self._masks.popitem(last=False)
+                _BUDGET.used -= _owned_bytes(old)
+            if _BUDGET.used + size > _BUDGET.limit:
+                return  # other grammars hold the budget: this mask is simply not memoised
+            self._masks[key] = parts
+            _BUDGET.used += size
+
+    def __del__(self) -> None:
+        with _BUDGET.lock:
+            _BUDGET.used -= sum(_owned_bytes(parts) for parts in self._masks.values())
 
 
 class Constraint:
