@@ -110,3 +110,12 @@ def test_parse_help_documents_the_json_line_input(capsys) -> None:  # type: igno
         "generation_prompt",
     ):
         assert name in text
+
+
+def test_unclosed_pythonic_calls_reach_the_content_whole() -> None:
+    """`template parse` on thousands of unclosed `get_weather(city=` heads: every character is content."""
+    text = "<|tool_call_start|>[" + "get_weather(city=" * 3000
+    lfm = str(TEMPLATES / "LFM2.5-8B-A1B.jinja")
+    (result, _) = _parse({"template": lfm, "text": text, "tools": TOOLS})
+    assert result["content"] == text and result["tool_calls"] == []
+    assert "not closed" in str(result["error"])
