@@ -129,3 +129,44 @@ def test_reasoning_format_none_still_returns_tool_calls(lfm_client: openai.OpenA
         if call.function and call.function.name
     ]
     assert names == ["get_time"]
+
+
+@pytest.fixture(scope="module")
+def qwen3_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+    template = TEMPLATES / "Qwen-Qwen3-0.6B.jinja"  # its generation prompt leaves reasoning to the model
+    server: ServerProcess
+    for server in _serve(
+        tmp_path_factory,
+        "qwen3",
+        "--parallel",
+        "2",
+        "--ctx-size",
+        "1024",
+        "--chat-template-file",
+        str(template),
+    ):
+        yield openai.OpenAI(base_url=server.base_url, api_key="unused", timeout=TIMEOUT, max_retries=0)
+
+
+def test_a_prefill_that_opened_reasoning_is_continued_inside_it(qwen3_client: openai.OpenAI) -> None:
+    """The final assistant message opened `<think>`: the continuation is reasoning until the (budgeted) end
+    marker, which never leaks into the content; streamed and collected agree."""
+    messages: Any = [*ASK, {"role": "assistant", "content": "<think>\nLet me add"}]
+    extra = {"reasoning_budget": 5}
+    reply = qwen3_client.chat.completions.create(
+        model="", messages=messages, max_tokens=30, temperature=0, extra_body=extra
+    )
+    message = reply.choices[0].message
+    reasoning = getattr(message, "reasoning_content", None)
+    assert reasoning, message
+    assert "</think>" not in (message.content or "") and "<think>" not in (message.content or "")
+    stream = qwen3_client.chat.completions.create(
+        model="", messages=messages, max_tokens=30, temperature=0, extra_body=extra, stream=True
+    )
+    content, streamed_reasoning = "", ""
+    for chunk in stream:
+        if chunk.choices:
+            delta = chunk.choices[0].delta
+            content += delta.content or ""
+            streamed_reasoning += getattr(delta, "reasoning_content", None) or ""
+    assert (content, streamed_reasoning) == ((message.content or ""), reasoning)

@@ -32,6 +32,8 @@ PARSE_HELP = """input fields (one JSON object per line):
   reasoning_format   "auto" (default) or "none" (reasoning stays in the content)
   enable_thinking    true / false / absent: the template's reasoning switch
   generation_prompt  the text the prompt ended with (e.g. "<think>\n"), when it matters
+  prefill            the start of the assistant message the model continued (a final assistant message
+                     in the conversation); the result is the whole message, prefill and text together
 
 output fields (one JSON object per line, in input order):
   content, reasoning_content   strings or null
@@ -111,6 +113,7 @@ def parse_line(request: dict[str, Any]) -> dict[str, Any]:
                 enable_thinking=request.get("enable_thinking"),
                 generation_prompt=request.get("generation_prompt"),
                 id_prefix="call_",
+                prefill=str(request.get("prefill") or ""),
             )
         events = list(parser.feed(str(request.get("text", ""))))
         if not request.get("partial"):

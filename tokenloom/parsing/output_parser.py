@@ -62,7 +62,11 @@ class AutoOutputParser:
         enable_thinking: bool | None = None,
         generation_prompt: str | None = None,
         id_prefix: str | None = None,
+        prefill: str = "",
     ) -> None:
+        """`prefill`: the start of the assistant message the model continues (the text after the generation
+        prompt). It is read first, as if the model had written it, so parsing goes on in the state it
+        leaves (inside reasoning, say); its events are not returned, but `message()` includes it."""
         content, structure = analysis.content, analysis.tools
         extract = reasoning_format != "none" and bool(content.reasoning_end)
         forced = extract and is_forced_open(content, enable_thinking, generation_prompt)
@@ -101,6 +105,12 @@ class AutoOutputParser:
         self._calls: list[ToolCall] = []
         if reopen:  # goes out with the first delta, as if the model had written it
             self._pending = content.reasoning_start + self._pending
+        if prefill:
+            self.feed(prefill)
+            if self._ws and self._mode is not _Mode.SECTION:  # "Hello, " then "world": the space is the
+                channel = self._reasoning if self._mode is _Mode.REASONING else self._content  # prefill's
+                channel.append(self._ws)
+                self._ws = ""
 
     # -- public API -------------------------------------------------------------------------------------
 
@@ -280,6 +290,7 @@ def make_output_parser(
     enable_thinking: bool | None = None,
     generation_prompt: str | None = None,
     id_prefix: str | None = None,
+    prefill: str = "",
 ) -> AutoOutputParser:
     """The output parser for one response; harmony (gpt-oss) templates are refused with a clear error."""
     if analysis.caps.is_harmony:
@@ -294,4 +305,5 @@ def make_output_parser(
         enable_thinking=enable_thinking,
         generation_prompt=generation_prompt,
         id_prefix=id_prefix,
+        prefill=prefill,
     )

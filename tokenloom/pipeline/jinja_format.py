@@ -95,6 +95,7 @@ class JinjaFormat:
             reasoning_format="none" if keep else "auto",
             enable_thinking=thinking if isinstance(thinking, bool) else None,
             generation_prompt=prompt.generation_prompt,
+            prefill=prompt.prefill,
         )
 
     def constraint(self, request: ChatRequest, prompt: Prompt) -> Constrained | None:

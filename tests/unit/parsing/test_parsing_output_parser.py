@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from parsing_helpers import feed_all, joined, read_template
+from parsing_helpers import feed_all, joined, random_pieces, read_template
 
 from tokenloom.errors import TemplateError
 from tokenloom.events import ContentDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
@@ -300,3 +300,33 @@ def test_muse_glimmer_header_names_the_call_and_longer_markers_win() -> None:
     bad = call.format(n="get_weather", city="Oslo").replace('name="get_weather"', 'name="run_code"')
     events = feed_all(parser, [bad])
     assert joined(events)[3] and parser.message().tool_calls == ()  # the two names must agree
+
+
+@pytest.mark.parametrize(
+    ("name", "generation_prompt", "prefill"),
+    [
+        ("Qwen3.5-4B.jinja", "<|im_start|>assistant\n<think>\n", "I'm"),  # the prompt opened reasoning
+        (QWEN3, "<|im_start|>assistant\n", "<think>\nI'm"),  # the prefill opened it
+    ],
+)
+def test_a_prefill_inside_reasoning_is_continued_there(name: str, generation_prompt: str, prefill: str) -> None:
+    """The parser starts in the state the prefill leaves; the message is prefill and continuation together,
+    the events only what the model added (in any chunking)."""
+    output = " thinking\n</think>\n\nHello, world!"
+    results = set()
+    for pieces in ([output], list(output), random_pieces(output, 3)):
+        parser = _parser(name, generation_prompt=generation_prompt, prefill=prefill)
+        events = feed_all(parser, pieces)
+        message = parser.message()
+        assert (message.reasoning_content, message.content) == ("I'm thinking", "Hello, world!")
+        content, reasoning, *_ = joined(events)
+        results.add((content, reasoning))
+    assert results == {("Hello, world!", " thinking")}
+
+
+def test_a_content_prefill_keeps_its_trailing_space_and_calls_still_parse() -> None:
+    parser = _parser(HERMES, prefill="Hello, ")
+    events = feed_all(parser, list("world! " + CALL))
+    assert parser.message().content == "Hello, world!"
+    assert joined(events)[0] == "world!"
+    assert [c.name for c in parser.message().tool_calls] == ["get_weather"]
