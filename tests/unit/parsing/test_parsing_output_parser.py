@@ -309,7 +309,9 @@ def test_muse_glimmer_header_names_the_call_and_longer_markers_win() -> None:
         (QWEN3, "<|im_start|>assistant\n", "<think>\nI'm"),  # the prefill opened it
     ],
 )
-def test_a_prefill_inside_reasoning_is_continued_there(name: str, generation_prompt: str, prefill: str) -> None:
+def test_a_prefill_inside_reasoning_is_continued_there(
+    name: str, generation_prompt: str, prefill: str
+) -> None:
     """The parser starts in the state the prefill leaves; the message is prefill and continuation together,
     the events only what the model added (in any chunking)."""
     output = " thinking\n</think>\n\nHello, world!"
