@@ -79,10 +79,8 @@ class AutoOutputParser:
         self._triggers = structure.triggers if self._schemas is not None else ()
         self._r_start = content.reasoning_start if extract else ""
         self._r_end = content.reasoning_end if extract else ""
-        keep_markup = reasoning_format == "none"
-        self._wrappers = tuple(
-            m for m in (content.content_start, content.content_end) if m and not keep_markup
-        )
+        # Content wrappers (<|START_RESPONSE|>...<|END_RESPONSE|>) are not reasoning: dropped in every mode.
+        self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m)
         self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
         self._explicit_prefix = id_prefix is not None
@@ -103,8 +101,11 @@ class AutoOutputParser:
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
-        if reopen:  # goes out with the first delta, as if the model had written it
-            self._pending = content.reasoning_start + self._pending
+        if reopen:  # goes out with the first delta, as the prompt wrote it ("<think>\n", whitespace kept)
+            opener = content.reasoning_start
+            if generation_prompt and (at := generation_prompt.rfind(opener)) >= 0:
+                opener = generation_prompt[at:]
+            self._pending = opener + self._pending
         if prefill:
             self.feed(prefill)
             if self._ws and self._mode is not _Mode.SECTION:  # "Hello, " then "world": the space is the

@@ -243,6 +243,14 @@ def _derive(
         call_end = call_end.rstrip()  # trailing whitespace belongs to what follows the call
     _split_slots(call_end, pattern)
     name_path, args_path, id_path = loc1.paths
+    index_id = not id_path and parallel and _index_id_path(loc1.fields, c2.fields if c2 else ())
+    if index_id:  # Command R7B writes "tool_call_id": "<index>": the model's id, kept as written
+        id_path = index_id
+        call_fields = tuple(
+            (path, SLOT_ID) if path == index_id else (path, text)
+            for path, text in loc1.fields
+            if path == index_id or (path, text) in call_fields
+        )
     stops: tuple[str, ...] = ()
     if not section_start.strip() and section_end.strip():
         # Nothing opened a section: what follows the calls ends the turn (<|eom_id|>, <|tool_response>).
@@ -270,6 +278,8 @@ def _derive(
         string_arguments=as_string,
         stop_markers=stops,
     )
+    if index_id:
+        structure = _replace(structure, call_id_template="{index}")
     if quote == "(":
         structure = _replace(structure, argument_format=ArgumentFormat.PYTHONIC)
     elif quote:
@@ -293,6 +303,19 @@ def _derive(
         namespace = opener[opener.rfind(">") + 1 :].strip()
         structure = _replace(structure, call_id_template=namespace + "{name}:{index}")
     return _replace(structure, function_format=function_format)
+
+
+def _index_id_path(
+    first: tuple[tuple[tuple[str, ...], str], ...], second: tuple[tuple[tuple[str, ...], str], ...]
+) -> tuple[str, ...] | None:
+    """A top-level "...id" field the template fills with the call's index (0 in the first call, 1 in the
+    second) instead of the message's id: the model writes it too, and it is the call's id."""
+    later = dict(second)
+    for path, text in first:
+        is_id = len(path) == 1 and path[0].lower().endswith("id")
+        if is_id and text in ('"0"', "0") and later.get(path) in ('"1"', "1"):
+            return path
+    return None
 
 
 def _recipient(structure: ToolCallStructure, delimiter: str, out_c: str) -> ToolCallStructure:

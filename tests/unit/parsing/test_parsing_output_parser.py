@@ -211,7 +211,7 @@ def test_kimi_ids_are_the_written_functions_name_index() -> None:
 
 def test_reasoning_format_none_reopens_a_forced_block() -> None:
     parser = _parser(QWEN3, reasoning_format="none", generation_prompt="<|im_start|>assistant\n<think>\n")
-    feed_all(parser, list("\nWhy.\n</think>\n\nBecause."))
+    feed_all(parser, list("Why.\n</think>\n\nBecause."))  # the opener as the prompt wrote it, "\n" kept
     assert parser.message().content == "<think>\nWhy.\n</think>\n\nBecause."
     assert parser.message().reasoning_content is None
 
@@ -332,3 +332,20 @@ def test_a_content_prefill_keeps_its_trailing_space_and_calls_still_parse() -> N
     assert parser.message().content == "Hello, world!"
     assert joined(events)[0] == "world!"
     assert [c.name for c in parser.message().tool_calls] == ["get_weather"]
+
+
+def test_content_wrappers_go_in_every_reasoning_format() -> None:
+    for fmt in ("auto", "none"):
+        parser = _parser("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", reasoning_format=fmt)
+        feed_all(parser, list("<|START_RESPONSE|>Hello<|END_RESPONSE|>"))
+        assert parser.message().content == "Hello", fmt
+
+
+def test_an_index_id_the_model_writes_is_kept_verbatim() -> None:
+    """Command R7B renders "tool_call_id" as the call's index; the model's id is kept as written."""
+    parser = _parser("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    call = '{"tool_call_id": "%s", "tool_name": "get_weather", "parameters": {"location": "Oslo"}}'
+    feed_all(
+        parser, list("<|START_ACTION|>[\n    " + call % "0" + ",\n    " + call % "7" + "\n]<|END_ACTION|>")
+    )
+    assert [c.id for c in parser.message().tool_calls] == ["0", "7"]
