@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import make_output_parser
-from tokenloom.parsing.roundtrip import Case, check_case, family, round_trip_cases
+from tokenloom.cli.roundtrip import Case, check_case, family, round_trip_cases
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.stream.output_parser import make_output_parser
 
 PIECE = 4  # characters per approximate token
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "templates"

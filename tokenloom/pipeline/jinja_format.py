@@ -15,8 +15,8 @@ from tokenloom.engine.slots import common_prefix_len
 from tokenloom.engine.vocab import Tokenizer
 from tokenloom.events import OutputParser
 from tokenloom.grammar import Constrained
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import is_forced_open, make_output_parser
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.stream.output_parser import is_forced_open, make_output_parser
 from tokenloom.pipeline.budget import ReasoningMarkers
 from tokenloom.pipeline.chat_format import PrefixPolicy, Prompt, tokenize_prompt_text, with_bos
 from tokenloom.pipeline.guard import ControlTexts, HiddenSpecials

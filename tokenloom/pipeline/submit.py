@@ -23,7 +23,7 @@ from tokenloom.engine.jobs import Done, JobHandle, LogitMask, Piece
 from tokenloom.engine.sampling import SamplingParams
 from tokenloom.errors import ContextOverflow, EngineError, GrammarError
 from tokenloom.events import Event, Finish, OutputParser, Usage
-from tokenloom.parsing.plain import PlainOutputParser
+from tokenloom.parsing.stream.plain import PlainOutputParser
 from tokenloom.pipeline.budget import ReasoningBudget
 from tokenloom.pipeline.chat_format import ChatFormat, PrefixPolicy, Prompt
 from tokenloom.pipeline.request import ChatRequest, Message

@@ -1,7 +1,7 @@
 """Constraint specs of a Jinja-format request: forced or lazy tool-call grammars and response formats.
 
 Tool arguments are closed objects (only the declared keys), so a weak model cannot invent keys until
-max_tokens; the grammar itself comes from the template's analysis (`parsing/tool_grammar.py`).
+max_tokens; the grammar itself comes from the template's analysis (`parsing/analysis/tool_grammar.py`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 from tokenloom import grammar as g
 from tokenloom.constrain import check_spec
 from tokenloom.errors import InvalidRequest
-from tokenloom.parsing.output_parser import is_forced_open
+from tokenloom.parsing.analysis.tool_grammar import tool_call_grammar
+from tokenloom.parsing.stream.output_parser import is_forced_open
 from tokenloom.parsing.structures import ContentStructure, ReasoningMode, TemplateAnalysis
-from tokenloom.parsing.tool_grammar import tool_call_grammar
 from tokenloom.pipeline.request import ChatRequest
 
 

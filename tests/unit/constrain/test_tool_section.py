@@ -10,12 +10,12 @@ from tests.conftest import TEMPLATES
 from tests.unit.constrain.chars import initial
 from tests.unit.constrain.conftest import force
 from tokenloom import grammar as g
+from tokenloom.cli.roundtrip import TOOLS
 from tokenloom.constrain import compile
 from tokenloom.constrain.parser import accepts
 from tokenloom.engine.vocab import Tokenizer, Vocab
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.roundtrip import TOOLS
-from tokenloom.parsing.tool_grammar import tool_call_grammar
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.analysis.tool_grammar import tool_call_grammar
 
 WEATHER = {
     "type": "object",

@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 
 from tokenloom.events import ContentDelta, Event, ParseError, ReasoningDelta, ToolCallArgsDelta
-from tokenloom.parsing.output_parser import AutoOutputParser
+from tokenloom.parsing.stream.output_parser import AutoOutputParser
 
 TEMPLATES = Path(__file__).resolve().parents[3] / ".." / "shared" / "templates"
 

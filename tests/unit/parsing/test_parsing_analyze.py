@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from parsing_helpers import read_template, template_names
 
-from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
     SLOT_CALL,

@@ -8,11 +8,11 @@ from functools import cache
 import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template
 
+from tokenloom.cli.roundtrip import TOOLS, round_trip_cases
 from tokenloom.events import ContentDelta
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import make_output_parser
-from tokenloom.parsing.roundtrip import TOOLS, round_trip_cases
-from tokenloom.parsing.tool_grammar import tool_call_grammar
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.analysis.tool_grammar import tool_call_grammar
+from tokenloom.parsing.stream.output_parser import make_output_parser
 
 FAMILIES = [
     "Qwen-Qwen2.5-7B-Instruct.jinja",  # JSON object in <tool_call> tags

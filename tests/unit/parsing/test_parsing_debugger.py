@@ -7,9 +7,9 @@ import json
 
 from parsing_helpers import TEMPLATES
 
-from tokenloom.parsing.__main__ import main
-from tokenloom.parsing.debugger import run_parse
-from tokenloom.parsing.roundtrip import TOOLS
+from tokenloom.cli import main
+from tokenloom.cli.debugger import run_parse
+from tokenloom.cli.roundtrip import TOOLS
 
 QWEN3 = str(TEMPLATES / "Qwen-Qwen3-0.6B.jinja")
 

@@ -8,9 +8,9 @@ import random
 import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template
 
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import make_output_parser
-from tokenloom.parsing.roundtrip import TOOLS, round_trip_cases
+from tokenloom.cli.roundtrip import TOOLS, round_trip_cases
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.stream.output_parser import make_output_parser
 from tokenloom.parsing.structures import SLOTS
 
 TEMPLATES = [

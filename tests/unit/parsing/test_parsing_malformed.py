@@ -1,9 +1,9 @@
 """Malformed output of each format family: a ParseError, never an exception, the same in any chunking.
 
-The rule (see `tokenloom/parsing/section_stream.py`): a call is announced once its first argument was read;
-a fault found before that sends the section's text to the content; a fault found after (the arguments were
-streaming) closes the call with exactly the argument text already streamed, and the raw text from there on
-goes to the content.
+The rule (see `tokenloom/parsing/stream/section_stream.py`): a call is announced once its first argument
+was read; a fault found before that sends the section's text to the content; a fault found after (the
+arguments were streaming) closes the call with exactly the argument text already streamed, and the raw text
+from there on goes to the content.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import time
 import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template
 
+from tokenloom.cli.roundtrip import TOOLS, round_trip_cases
 from tokenloom.events import ParseError, ToolCallEnd
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import make_output_parser
-from tokenloom.parsing.roundtrip import TOOLS, round_trip_cases
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.stream.output_parser import make_output_parser
 
 FAMILIES = {
     "json_object": "Qwen-Qwen2.5-7B-Instruct.jinja",

@@ -7,12 +7,12 @@ import json
 import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template
 
+from tokenloom.cli.roundtrip import TOOLS
 from tokenloom.errors import TemplateError
 from tokenloom.events import ContentDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
-from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.parsing.arguments import convert_value
-from tokenloom.parsing.output_parser import AutoOutputParser, make_output_parser
-from tokenloom.parsing.roundtrip import TOOLS
+from tokenloom.parsing.stream.output_parser import AutoOutputParser, make_output_parser
 
 
 def _parser(name: str, **kwargs: object) -> AutoOutputParser:

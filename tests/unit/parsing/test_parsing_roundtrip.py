@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template, template_names
 
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import make_output_parser
-from tokenloom.parsing.roundtrip import Case, normalized, round_trip_cases
+from tokenloom.cli.roundtrip import Case, normalized, round_trip_cases
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.stream.output_parser import make_output_parser
 
 # Known failures, with their causes (also listed in docs/templates.md by `template analyze --all`).
 KNOWN_FAILURES: dict[str, str] = {}  # "template/label": cause, for cases expected to fail

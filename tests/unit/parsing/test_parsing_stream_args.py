@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template
 
+from tokenloom.cli.roundtrip import CODE, TOOLS, round_trip_cases
 from tokenloom.events import Event, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
-from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.parsing.arguments import dump_arguments, pythonic_arguments, relaxed_to_json
-from tokenloom.parsing.canonical_json import JsonReencoder
-from tokenloom.parsing.output_parser import AutoOutputParser, make_output_parser
-from tokenloom.parsing.roundtrip import CODE, TOOLS, round_trip_cases
-from tokenloom.parsing.stream_pairs import PairArgs
+from tokenloom.parsing.stream.canonical_json import JsonReencoder
+from tokenloom.parsing.stream.output_parser import AutoOutputParser, make_output_parser
+from tokenloom.parsing.stream.stream_pairs import PairArgs
 
 QWEN25 = "Qwen-Qwen2.5-7B-Instruct.jinja"
 CODER = "Qwen3-Coder.jinja"

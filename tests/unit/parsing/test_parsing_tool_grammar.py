@@ -8,6 +8,7 @@ from functools import cache
 import pytest
 from parsing_helpers import read_template, template_names
 
+from tokenloom.cli.roundtrip import TOOLS, Case, round_trip_cases
 from tokenloom.constrain.api import build
 from tokenloom.constrain.parser import Grammar, ParserState
 from tokenloom.grammar import (
@@ -21,9 +22,8 @@ from tokenloom.grammar import (
     ToolCallGrammar,
     Whitespace,
 )
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.roundtrip import TOOLS, Case, round_trip_cases
-from tokenloom.parsing.tool_grammar import tool_call_grammar
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.analysis.tool_grammar import tool_call_grammar
 
 _DECODER = json.JSONDecoder()
 

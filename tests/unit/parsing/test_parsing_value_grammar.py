@@ -9,8 +9,8 @@ from typing import Any
 from tokenloom import grammar as g
 from tokenloom.constrain.api import build
 from tokenloom.constrain.parser import Grammar, accepts
+from tokenloom.parsing.analysis.value_grammar import python_value, relaxed_value, tag_value
 from tokenloom.parsing.arguments import relaxed_to_json
-from tokenloom.parsing.value_grammar import python_value, relaxed_value, tag_value
 
 OPTIONS: dict[str, Any] = {
     "type": "object",

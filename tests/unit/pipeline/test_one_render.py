@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import TEMPLATES
 from tokenloom.engine.vocab import Tokenizer, load_tokenizer
-from tokenloom.parsing.analyze import analyze
+from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.pipeline import PrefixPolicy, format_for_model
 from tokenloom.pipeline.request import ToolSpec
 from tokenloom.server.adapt_openai import chat_request
@@ -82,3 +82,13 @@ def test_the_server_layer_knows_no_template_parser_or_harmony() -> None:
         text = path.read_text()
         assert not imports.search(text), path.name
         assert "harmony" not in text.lower(), path.name
+
+
+def test_the_stream_parser_never_imports_the_template_analysis() -> None:
+    """parsing/stream follows the structures analysis derived; it must not reach back into analysis."""
+    stream = SERVER.parent / "parsing" / "stream"
+    imports = re.compile(r"^\s*(?:from|import) tokenloom\.(parsing\.analysis|chat|cli)\b", re.MULTILINE)
+    files = list(stream.glob("*.py"))
+    assert len(files) > 5
+    for path in files:
+        assert not imports.search(path.read_text()), path.name

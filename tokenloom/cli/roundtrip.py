@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenloom.events import ParsedMessage, ParseError, ToolCall
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import is_forced_open, make_output_parser
-from tokenloom.parsing.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
-from tokenloom.parsing.reasoning_analysis import thinking_kwargs
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.analysis.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
+from tokenloom.parsing.analysis.reasoning_analysis import thinking_kwargs
+from tokenloom.parsing.stream.output_parser import is_forced_open, make_output_parser
 from tokenloom.parsing.structures import ContentStructure, ToolCallStructure
 
 TOOLS: list[dict[str, Any]] = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from tokenloom.parsing.locate import (
+from tokenloom.parsing.analysis.locate import (
     ID_MARK,
     Located,
     locate,
@@ -20,8 +20,7 @@ from tokenloom.parsing.locate import (
     relaxed_quote,
     tagged_markers,
 )
-from tokenloom.parsing.markers import align_split, common_prefix, common_suffix, token_aligned_prefix
-from tokenloom.parsing.probes import (
+from tokenloom.parsing.analysis.probes import (
     ARGS_A,
     ARGS_B,
     CONTENT_TEXT,
@@ -35,7 +34,8 @@ from tokenloom.parsing.probes import (
     strip_turn_end,
     tool_call,
 )
-from tokenloom.parsing.section import Incomplete, SectionError, parse_all
+from tokenloom.parsing.markers import align_split, common_prefix, common_suffix, token_aligned_prefix
+from tokenloom.parsing.stream.section import Incomplete, SectionError, parse_all
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
     SLOT_CALL,

@@ -20,6 +20,7 @@ from tokenloom.grammar import (
     ToolCallGrammar,
     Whitespace,
 )
+from tokenloom.parsing.analysis.value_grammar import python_value, relaxed_value, tag_value
 from tokenloom.parsing.arguments import schema_types
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
@@ -32,7 +33,6 @@ from tokenloom.parsing.structures import (
     TemplateAnalysis,
     ToolCallStructure,
 )
-from tokenloom.parsing.value_grammar import python_value, relaxed_value, tag_value
 
 _DIGITS = Choice(tuple(Literal(d) for d in "0123456789"))
 

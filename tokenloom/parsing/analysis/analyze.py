@@ -8,8 +8,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from tokenloom.harmony import is_harmony_template
-from tokenloom.parsing.probes import Prober
-from tokenloom.parsing.reasoning_analysis import analyze_content
+from tokenloom.parsing.analysis.probes import Prober
+from tokenloom.parsing.analysis.reasoning_analysis import analyze_content
+from tokenloom.parsing.analysis.tool_analysis import analyze_tools
 from tokenloom.parsing.structures import (
     ContentStructure,
     ReasoningMode,
@@ -17,7 +18,6 @@ from tokenloom.parsing.structures import (
     TemplateCaps,
     ToolCallStructure,
 )
-from tokenloom.parsing.tool_analysis import analyze_tools
 
 
 def is_harmony(template: str) -> bool:

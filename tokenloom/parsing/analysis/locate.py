@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tokenloom.parsing.analysis.probes import ARGS_A
 from tokenloom.parsing.arguments import (
     ArgumentsError,
     pythonic_arguments,
@@ -16,7 +17,6 @@ from tokenloom.parsing.arguments import (
     relaxed_to_json,
 )
 from tokenloom.parsing.markers import after_tag_remainder, common_prefix, common_suffix
-from tokenloom.parsing.probes import ARGS_A
 from tokenloom.parsing.structures import SLOT_ARGS, SLOT_ID, SLOT_NAME
 
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"

@@ -289,7 +289,7 @@ def listening_socket(host: str, port: int, send_buffer_kib: int) -> socket.socke
 def _template_commands() -> Any:
     """The auto-parser's `template analyze|parse` commands, when that package provides them."""
     try:
-        module = importlib.import_module("tokenloom.parsing.debugger")
+        module = importlib.import_module("tokenloom.cli.debugger")
     except ImportError:
         return None
     return getattr(module, "register", None)

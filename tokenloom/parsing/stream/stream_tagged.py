@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tokenloom.parsing.arg_reader import ArgReader
 from tokenloom.parsing.arguments import ArgumentsError, schema_types
 from tokenloom.parsing.markers import hold_back_len
+from tokenloom.parsing.stream.arg_reader import ArgReader
 from tokenloom.parsing.structures import ToolCallStructure
 from tokenloom.parsing.tagged import CDATA_OPEN, read_key, skip_ws, tag_syntax, trimmed, value_of
 

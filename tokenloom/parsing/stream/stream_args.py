@@ -12,9 +12,9 @@ import json
 from typing import Any, Protocol
 
 from tokenloom.parsing.arguments import dump_arguments
-from tokenloom.parsing.canonical_json import JsonReencoder
-from tokenloom.parsing.stream_pairs import PairArgs
-from tokenloom.parsing.stream_tagged import TaggedArgs
+from tokenloom.parsing.stream.canonical_json import JsonReencoder
+from tokenloom.parsing.stream.stream_pairs import PairArgs
+from tokenloom.parsing.stream.stream_tagged import TaggedArgs
 from tokenloom.parsing.structures import ArgumentFormat, ToolCallStructure
 
 

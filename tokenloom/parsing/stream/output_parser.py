@@ -14,7 +14,7 @@ from typing import Any, Literal
 from tokenloom.errors import TemplateError
 from tokenloom.events import ContentDelta, Event, ParsedMessage, ReasoningDelta, ToolCall
 from tokenloom.parsing.markers import find_first, hold_back_len, partial_start
-from tokenloom.parsing.section_stream import SectionStream
+from tokenloom.parsing.stream.section_stream import SectionStream
 from tokenloom.parsing.structures import SLOT_ID, ContentStructure, ReasoningMode, TemplateAnalysis
 
 _Mode = Enum("_Mode", "REASONING CONTENT SECTION")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tokenloom.parsing.arg_reader import ArgReader
 from tokenloom.parsing.arguments import (
     ArgumentsError,
     dump_arguments,
@@ -16,6 +15,7 @@ from tokenloom.parsing.arguments import (
     relaxed_to_json,
 )
 from tokenloom.parsing.markers import fault_excerpt
+from tokenloom.parsing.stream.arg_reader import ArgReader
 from tokenloom.parsing.structures import ArgumentFormat, ToolCallStructure
 from tokenloom.parsing.tagged import skip_ws
 

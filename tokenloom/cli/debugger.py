@@ -14,14 +14,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
+from tokenloom.cli.report import describe, markdown_table
+from tokenloom.cli.roundtrip import TOOLS
 from tokenloom.errors import TokenloomError
 from tokenloom.events import OutputParser, ParseError
 from tokenloom.harmony import HarmonyOutputParser
-from tokenloom.parsing.analyze import analyze
-from tokenloom.parsing.output_parser import make_output_parser
-from tokenloom.parsing.report import describe, markdown_table
-from tokenloom.parsing.roundtrip import TOOLS
-from tokenloom.parsing.tool_grammar import tool_call_grammar
+from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.analysis.tool_grammar import tool_call_grammar
+from tokenloom.parsing.stream.output_parser import make_output_parser
 
 PARSE_HELP = """input fields (one JSON object per line):
   template           path of a .jinja chat template (required); harmony (gpt-oss) templates are

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenloom.events import Event, ParseError, ToolCall, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
-from tokenloom.parsing.section import CallHead, Incomplete, SectionError, SectionParser, checked_name
-from tokenloom.parsing.stream_args import ArgsStream, CallObject, make_args_stream
+from tokenloom.parsing.stream.section import CallHead, Incomplete, SectionError, SectionParser, checked_name
+from tokenloom.parsing.stream.stream_args import ArgsStream, CallObject, make_args_stream
 from tokenloom.parsing.structures import ToolCallStructure
 
 NewId = Callable[[str, int | None, int], str]  # (name, index the model wrote, call index) -> call id

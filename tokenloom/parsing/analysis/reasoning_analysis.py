@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tokenloom.parsing.analysis.probes import CONTENT_TEXT, THINK_TEXT, Prober
 from tokenloom.parsing.markers import TAG_RE
-from tokenloom.parsing.probes import CONTENT_TEXT, THINK_TEXT, Prober
 from tokenloom.parsing.structures import ContentMode, ContentStructure, ReasoningMode
 
 _REASONING_WORDS = ("think", "reason", "thought")
