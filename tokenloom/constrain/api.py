@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+import tokenloom.constrain.json_values  # noqa: F401  # installs the one value dispatch of the JSON frames
 from tokenloom import grammar as g
 from tokenloom.constrain.constraint import Compiled, Constraint
 from tokenloom.constrain.json_frames import ValueFrame, WsFrame

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokenloom.constrain.charset import EMPTY, CharSet
+from tokenloom.constrain.json_frames import ValueFrame
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, stack_run
 from tokenloom.constrain.schema_ir import Combo
 
@@ -23,8 +24,6 @@ Replacements = list[tuple[Frame, ...]]
 
 def start_combo(combo: Combo, c: str, depth: int) -> Replacements:
     """Frames for a value of `combo` whose first character `c` was just read."""
-    from tokenloom.constrain.json_frames import ValueFrame  # cycle: values dispatch to combos
-
     starts = combo.starts.get(depth)
     if starts is None:
         starts = tuple(Grammar((ValueFrame(p, depth),)).initial for p in combo.parts)

@@ -16,7 +16,6 @@ from tokenloom.constrain.json_frames import (
     Replacements,
     ValueFrame,
     WsFrame,
-    start_value,
 )
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
@@ -206,7 +205,7 @@ class ArrFrame:
         ws = WsFrame(0, self.depth)
         if self.after_value:
             return [(nxt, ws, ValueFrame(item, self.depth), ws)] if c == "," else []
-        return [(nxt, ws, *rep) for rep in start_value(item, c, self.depth)]
+        return [(nxt, ws, *rep) for rep in ValueFrame(item, self.depth).feed(c)]
 
     def can_end(self) -> bool:
         return False

@@ -1,5 +1,6 @@
 """Frames of a JSON value checked against a compiled schema (`schema_ir.Schema`), one char at a time:
-whitespace, value dispatch, enums and literals, numbers (containers and strings: `json_containers`).
+whitespace, the value placeholder, enums and literals, numbers (containers and strings: `json_containers`;
+which frame a value's first character opens: `json_values`).
 
 Whitespace between tokens is a `WsFrame` capped at `MAX_WS` consecutive characters (plus room for
 pretty indentation). Knows nothing of vocabularies.
@@ -7,6 +8,7 @@ pretty indentation). Knows nothing of vocabularies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
@@ -54,45 +56,20 @@ class ValueFrame:
         return self.schema.first_chars()
 
     def feed(self, c: str) -> Replacements:
-        return start_value(self.schema, c, self.depth)
+        return _dispatch[0](self.schema, c, self.depth)
 
     def can_end(self) -> bool:
         return False
 
 
-def start_value(schema: Schema, c: str, depth: int = 0) -> Replacements:
-    """Frames for a value of `schema` whose first character `c` was just read."""
-    from tokenloom.constrain.json_checks import start_combo
-    from tokenloom.constrain.json_containers import ArrFrame, StrFrame  # cycle: they push values
-    from tokenloom.constrain.json_objects import ObjFrame, Phase
-    from tokenloom.constrain.json_unique import Slot, UniqFrame
+ValueDispatch = Callable[[Schema, str, int], Replacements]
+_dispatch: list[ValueDispatch] = []  # json_values.start_value, installed when that module loads
 
-    out: Replacements = []
-    for alt in schema.alternatives():
-        if alt.combo is not None:
-            out.extend(start_combo(alt.combo, c, depth))
-            continue
-        if alt.literals is not None:
-            out.extend(EnumFrame(alt.literals, 0).feed(c))
-            continue
-        types = alt.types
-        if c == "{" and "object" in types:
-            out.append((ObjFrame(alt, Phase.OPEN, depth=depth + 1), WsFrame(0, depth + 1)))
-        elif c == "[" and "array" in types and alt.unique:
-            out.append((UniqFrame(alt, Slot.OPEN, depth + 1),))
-        elif c == "[" and "array" in types:
-            out.append((ArrFrame(alt, 0, False, depth + 1), WsFrame(0, depth + 1)))
-        elif c == '"' and "string" in types:
-            regex = alt.regex.initial if alt.regex is not None else None
-            out.append((StrFrame(alt, 0, regex),))
-        elif c in "-0123456789" and ("number" in types or "integer" in types):
-            if number_chars("", alt).contains_cp(ord(c)):
-                out.append((NumFrame(alt, c),))
-        elif c in "tfn":
-            for word, typ in (("true", "boolean"), ("false", "boolean"), ("null", "null")):
-                if word[0] == c and typ in types:
-                    out.append((EnumFrame((word,), 1),))
-    return out
+
+def install_value_dispatch(dispatch: ValueDispatch) -> None:
+    """`json_values` installs its `start_value` here: every frame that opens a value goes through it, and the
+    frame modules need not import the dispatch (which imports them all)."""
+    _dispatch[:] = [dispatch]
 
 
 @dataclass(frozen=True, slots=True)

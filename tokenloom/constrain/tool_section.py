@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from tokenloom import grammar as g
 from tokenloom.constrain.charset import ANY, EMPTY, WHITESPACE, CharSet
-from tokenloom.constrain.json_frames import Replacements, start_value
+from tokenloom.constrain.json_frames import Replacements
 from tokenloom.constrain.json_schema import SchemaCompiler
+from tokenloom.constrain.json_values import start_value
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.errors import GrammarError
