@@ -6,12 +6,14 @@ in the rendered text and keeps what surrounds them as literal markers (seed 000'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
 from tokenloom.parsing.analysis.locate import (
     ID_MARK,
     Located,
+    Tagged,
     locate,
     locate_json,
     locate_pythonic,
@@ -183,93 +185,61 @@ def _clean(output: str, out_c: str, content: ContentStructure, mark_ids: bool = 
     return text.replace(ID_A, ID_MARK).replace(ID_B, ID_MARK) if mark_ids else text
 
 
+@dataclass(slots=True)
+class _FirstCall:
+    """Where the one-call rendering holds its call, and how the call's arguments are written."""
+
+    text: str  # the one-call rendering, cleaned of the turn's frame and the content
+    loc: Located
+    tagged: Tagged | None = None  # <parameter=k>v</parameter>-style arguments
+    quote: str = ""  # relaxed objects: the string quote; Pythonic calls: "("
+
+
+@dataclass(slots=True)
+class _Layout:
+    """The literal text around calls, from the one-call and two-call renderings: what opens and closes the
+    section, what opens and closes each call, what separates two calls."""
+
+    section_start: str
+    call_start: str
+    call_end: str
+    separator: str
+    section_end: str
+    parallel: bool
+    second_name_suffix: str | None  # the text after the second call's name, where the name is not a field
+    call_fields: tuple[tuple[tuple[str, ...], str], ...]  # a call object's fields, constants kept
+    second: Located | None
+
+
 def _derive(
-    o1: str, o2: str | None, out_c: str, as_string: bool, content: ContentStructure
+    one_call: str, two_calls: str | None, content_only: str, as_string: bool, content: ContentStructure
 ) -> ToolCallStructure | None:
-    s1 = _clean(o1, out_c, content)
-    loc1 = locate_json(s1, 0, NAME_A, ARGS_A)
-    tagged, quote = None, ""
-    if loc1 is None:
-        name_at = s1.find(NAME_A)
-        quote = relaxed_quote(s1, name_at + len(NAME_A)) if name_at >= 0 else ""
-        if quote:
-            loc1 = locate_relaxed(s1, 0, NAME_A, ARGS_A, quote)
-        elif (loc1 := locate_pythonic(s1, 0, NAME_A, ARGS_A)) is not None:
-            quote = "("  # Python call syntax; `_locate` finds the second call the same way
-        else:
-            tagged = tagged_markers(s1, name_at + len(NAME_A)) if name_at >= 0 else None
-            loc1 = locate_tagged(s1, 0, NAME_A, ARGS_A, tagged) if tagged else None
-        if loc1 is None:
-            return None
-    before, after = s1[: loc1.start], s1[loc1.end :]
-    call_start, section_start, call_end, separator, section_end = before, "", after, "", ""
-    b2: str | None = None
-    call_fields = loc1.fields
-    parallel = False
-    s2 = _clean(o2, out_c, content) if o2 is not None and NAME_B in o2 else None
-    if s2 is not None:
-        c1 = locate(s2, 0, NAME_A, ARGS_A, tagged, quote)
-        c2 = locate(s2, c1.end, NAME_B, ARGS_B, tagged, quote) if c1 else None
-        parallel = c1 is not None and c2 is not None and c1.kind == c2.kind == loc1.kind
-        if c1 is not None and c2 is not None and parallel:
-            middle = s2[c1.end : c2.start]
-            split = align_split(before, len(before) - len(common_suffix(before, middle)))
-            call_start, section_start = before[split:], before[:split]
-            inner = middle[: len(middle) - len(call_start)]
-            call_end = common_prefix(inner, after)
-            end_split = align_split(after, len(call_end))
-            if inner.startswith(after[:end_split]):
-                call_end = after[:end_split]
-            elif _unclosed_tag(call_end):
-                call_end = token_aligned_prefix(call_end)
-            separator = inner[len(call_end) :]
-            section_end = after[len(call_end) :]
-            tail2 = s2[c2.end :]
-            if not section_end.strip() and tail2.startswith(call_end) and tail2[len(call_end) :].strip():
-                section_end = tail2[len(call_end) :]  # one call rendered without the section's end
-            if c2.kind != "call":
-                b2 = s2[c2.name_end : c2.args_start]
-            else:  # a constant is one only if the second call writes it too
-                call_fields = tuple(f for f in call_fields if f[1] in SLOTS or f in c2.fields)
-    pattern: list[str] = []
-    _split_slots(call_start, pattern)
-    if loc1.kind == "call":
-        pattern.append(SLOT_CALL)
-    else:
-        pattern.append(SLOT_NAME)
-        _name_suffix(s1[loc1.name_end : loc1.args_start], b2, pattern)
-        pattern.append(SLOT_ARGS)
-    if not section_end.strip():
-        call_end = call_end.rstrip()  # trailing whitespace belongs to what follows the call
-    _split_slots(call_end, pattern)
-    name_path, args_path, id_path = loc1.paths
-    index_id = not id_path and parallel and _index_id_path(loc1.fields, c2.fields if c2 else ())
+    """A call structure from the renderings of one call and of two parallel calls (None if not found)."""
+    first = _find_first_call(_clean(one_call, content_only, content))
+    if first is None:
+        return None
+    two = _clean(two_calls, content_only, content) if two_calls is not None and NAME_B in two_calls else None
+    layout = _layout(first, two)
+    pattern = _call_pattern(first, layout)
+    name_path, args_path, id_path = first.loc.paths
+    index_id = None
+    if not id_path and layout.parallel and layout.second is not None:
+        index_id = _index_id_path(first.loc.fields, layout.second.fields)
+    call_fields = layout.call_fields
     if index_id:  # Command R7B writes "tool_call_id": "<index>": the model's id, kept as written
         id_path = index_id
         call_fields = tuple(
             (path, SLOT_ID) if path == index_id else (path, text)
-            for path, text in loc1.fields
+            for path, text in first.loc.fields
             if path == index_id or (path, text) in call_fields
         )
-    stops: tuple[str, ...] = ()
-    if not section_start.strip() and section_end.strip():
-        # Nothing opened a section: what follows the calls ends the turn (<|eom_id|>, <|tool_response>).
-        stops, section_end = (section_end.strip(),), ""
-    elif (
-        not section_start.strip()
-        and not section_end.strip()
-        and separator.strip()
-        and pattern[0] != SLOT_NAME
-    ):
-        # Each call is its own message (`<|eom|><|start|>assistant` between them): the parser drops the
-        # separator as text and the next call's opener starts a new section; the grammar keeps it.
-        stops = (separator.strip(),)
+    section_start, section_end, stops = _turn_stops(layout, pattern)
     structure = ToolCallStructure(
         supports_tools=True,
-        parallel_calls=parallel,
+        parallel_calls=layout.parallel,
         tool_section_start=section_start.lstrip() if section_start.strip() else "",
         tool_section_end=section_end.rstrip(),
-        call_separator=separator,
+        call_separator=layout.separator,
         call_pattern=tuple(pattern),
         name_path=name_path,
         args_path=args_path,
@@ -280,29 +250,121 @@ def _derive(
     )
     if index_id:
         structure = _replace(structure, call_id_template="{index}")
-    if quote == "(":
-        structure = _replace(structure, argument_format=ArgumentFormat.PYTHONIC)
-    elif quote:
-        structure = _replace(structure, argument_format=ArgumentFormat.RELAXED_OBJECT, string_quote=quote)
-    if tagged is not None:
-        kv = tagged.prefix.rstrip().endswith(">") and tagged.suffix.lstrip().startswith("<")
-        structure = _replace(
-            structure,
-            argument_format=ArgumentFormat.KEY_VALUE_TAGS if kv else ArgumentFormat.TAGGED,
-            arg_prefix=tagged.prefix,
-            arg_suffix=tagged.suffix,
-            arg_suffix_tail=tagged.suffix_tail,
-            arg_close=tagged.close,
-            arg_separator=tagged.separator,
-        )
-    if pattern[0] == SLOT_NAME and separator.strip() and not section_start.strip():
-        return _recipient(structure, separator.strip(), out_c)
-    function_format = _classify(structure, loc1)
+    structure = _with_argument_format(structure, first)
+    if pattern[0] == SLOT_NAME and layout.separator.strip() and not section_start.strip():
+        return _recipient(structure, layout.separator.strip(), content_only)
+    function_format = _classify(structure, first.loc)
     if function_format is FunctionFormat.PREFIXED_INDEXED:  # the model writes functions.NAME:INDEX itself
         opener = next(p for p in structure.call_pattern if p not in SLOTS)
         namespace = opener[opener.rfind(">") + 1 :].strip()
         structure = _replace(structure, call_id_template=namespace + "{name}:{index}")
     return _replace(structure, function_format=function_format)
+
+
+def _find_first_call(text: str) -> _FirstCall | None:
+    """The probe call in the one-call rendering: a JSON object first, then a relaxed object
+    (`{k:<|"|>v<|"|>}`), a Python call (`NAME(k='v')`), or tagged arguments (`<parameter=k>v`)."""
+    loc = locate_json(text, 0, NAME_A, ARGS_A)
+    if loc is not None:
+        return _FirstCall(text, loc)
+    name_at = text.find(NAME_A)
+    quote = relaxed_quote(text, name_at + len(NAME_A)) if name_at >= 0 else ""
+    if quote:
+        loc = locate_relaxed(text, 0, NAME_A, ARGS_A, quote)
+        return _FirstCall(text, loc, quote=quote) if loc is not None else None
+    loc = locate_pythonic(text, 0, NAME_A, ARGS_A)
+    if loc is not None:
+        return _FirstCall(text, loc, quote="(")  # `locate` finds the second call the same way
+    tagged = tagged_markers(text, name_at + len(NAME_A)) if name_at >= 0 else None
+    loc = locate_tagged(text, 0, NAME_A, ARGS_A, tagged) if tagged else None
+    return _FirstCall(text, loc, tagged=tagged) if loc is not None else None
+
+
+def _layout(first: _FirstCall, two: str | None) -> _Layout:
+    """Split the text before and after the call into section and call markers. One call alone cannot
+    tell them apart: the two-call rendering can, since the section's markers appear once and a call's
+    twice (what stands between the calls is the call's end, the separator, then the call's start)."""
+    before, after = first.text[: first.loc.start], first.text[first.loc.end :]
+    layout = _Layout("", before, after, "", "", False, None, first.loc.fields, None)
+    if two is None:
+        return layout
+    c1 = locate(two, 0, NAME_A, ARGS_A, first.tagged, first.quote)
+    c2 = locate(two, c1.end, NAME_B, ARGS_B, first.tagged, first.quote) if c1 else None
+    if c1 is None or c2 is None or not c1.kind == c2.kind == first.loc.kind:
+        return layout
+    layout.parallel, layout.second = True, c2
+    middle = two[c1.end : c2.start]
+    split = align_split(before, len(before) - len(common_suffix(before, middle)))
+    layout.call_start, layout.section_start = before[split:], before[:split]
+    inner = middle[: len(middle) - len(layout.call_start)]
+    call_end = common_prefix(inner, after)
+    end_split = align_split(after, len(call_end))
+    if inner.startswith(after[:end_split]):
+        call_end = after[:end_split]
+    elif _unclosed_tag(call_end):
+        call_end = token_aligned_prefix(call_end)
+    layout.call_end, layout.separator = call_end, inner[len(call_end) :]
+    layout.section_end = after[len(call_end) :]
+    tail = two[c2.end :]
+    if not layout.section_end.strip() and tail.startswith(call_end) and tail[len(call_end) :].strip():
+        layout.section_end = tail[len(call_end) :]  # one call rendered without the section's end
+    if c2.kind != "call":
+        layout.second_name_suffix = two[c2.name_end : c2.args_start]
+    else:  # a constant is one only if the second call writes it too
+        layout.call_fields = tuple(f for f in layout.call_fields if f[1] in SLOTS or f in c2.fields)
+    return layout
+
+
+def _call_pattern(first: _FirstCall, layout: _Layout) -> list[str]:
+    """One call as literals and slots (`<tool_call>\n{call}\n</tool_call>`, `{name}[ARGS]{args}`)."""
+    pattern: list[str] = []
+    _split_slots(layout.call_start, pattern)
+    if first.loc.kind == "call":
+        pattern.append(SLOT_CALL)
+    else:
+        pattern.append(SLOT_NAME)
+        name_suffix = first.text[first.loc.name_end : first.loc.args_start]
+        _name_suffix(name_suffix, layout.second_name_suffix, pattern)
+        pattern.append(SLOT_ARGS)
+    call_end = layout.call_end
+    if not layout.section_end.strip():
+        call_end = call_end.rstrip()  # trailing whitespace belongs to what follows the call
+    _split_slots(call_end, pattern)
+    return pattern
+
+
+def _turn_stops(layout: _Layout, pattern: list[str]) -> tuple[str, str, tuple[str, ...]]:
+    """Section start and end, and the markers that end the turn after the calls instead of a section end."""
+    start, end, separator = layout.section_start, layout.section_end, layout.separator
+    if not start.strip() and end.strip():
+        # Nothing opened a section: what follows the calls ends the turn (<|eom_id|>, <|tool_response>).
+        return start, "", (end.strip(),)
+    if not start.strip() and not end.strip() and separator.strip() and pattern[0] != SLOT_NAME:
+        # Each call is its own message (`<|eom|><|start|>assistant` between them): the parser drops the
+        # separator as text and the next call's opener starts a new section; the grammar keeps it.
+        return start, end, (separator.strip(),)
+    return start, end, ()
+
+
+def _with_argument_format(structure: ToolCallStructure, first: _FirstCall) -> ToolCallStructure:
+    """JSON arguments are the default; Pythonic, relaxed-object and tagged arguments say so."""
+    if first.quote == "(":
+        return _replace(structure, argument_format=ArgumentFormat.PYTHONIC)
+    if first.quote:
+        return _replace(structure, argument_format=ArgumentFormat.RELAXED_OBJECT, string_quote=first.quote)
+    tagged = first.tagged
+    if tagged is None:
+        return structure
+    kv = tagged.prefix.rstrip().endswith(">") and tagged.suffix.lstrip().startswith("<")
+    return _replace(
+        structure,
+        argument_format=ArgumentFormat.KEY_VALUE_TAGS if kv else ArgumentFormat.TAGGED,
+        arg_prefix=tagged.prefix,
+        arg_suffix=tagged.suffix,
+        arg_suffix_tail=tagged.suffix_tail,
+        arg_close=tagged.close,
+        arg_separator=tagged.separator,
+    )
 
 
 def _index_id_path(
