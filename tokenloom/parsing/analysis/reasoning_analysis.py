@@ -6,6 +6,7 @@ Works on rendered probe texts only (see `probes.py`); knows nothing of tool call
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from tokenloom.parsing.analysis.probes import CONTENT_TEXT, THINK_TEXT, Prober
 from tokenloom.parsing.markers import TAG_RE
@@ -95,76 +96,115 @@ def _ends_with_open(prompt: str | None, start: str) -> bool:
     return bool(start) and prompt is not None and prompt.rstrip().endswith(start)
 
 
+@dataclass(frozen=True, slots=True)
+class _Renders:
+    """What the template prints for the probes: generation prompts (default, thinking on, thinking off), an
+    assistant turn with content only (`out_c`) and one with reasoning as well (`out_r`)."""
+
+    template: str
+    gp: str | None
+    gp_on: str | None
+    gp_off: str | None
+    out_c: str
+    out_r: str | None
+
+    @property
+    def thinking_prompt(self) -> str:
+        return (self.gp_on or self.gp or "").rstrip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Markers:
+    start: str
+    end: str
+    method: str
+
+
 def analyze_content(prober: Prober) -> ContentStructure:
-    """Find reasoning markers (four methods), the reasoning mode and content wrappers."""
-    gp = prober.generation_prompt()
-    gp_on = prober.generation_prompt(thinking_kwargs(True))
-    gp_off = prober.generation_prompt(thinking_kwargs(False))
-    out_c = prober.output({"role": "assistant", "content": CONTENT_TEXT}) or ""
-    out_r = prober.output(
-        {"role": "assistant", "content": CONTENT_TEXT, "reasoning_content": THINK_TEXT},
-        thinking_kwargs(True),
+    """Find the reasoning markers (the first of four methods that finds an end marker wins), then the
+    reasoning mode and the content wrappers."""
+    renders = _Renders(
+        template=prober.template,
+        gp=prober.generation_prompt(),
+        gp_on=prober.generation_prompt(thinking_kwargs(True)),
+        gp_off=prober.generation_prompt(thinking_kwargs(False)),
+        out_c=prober.output({"role": "assistant", "content": CONTENT_TEXT}) or "",
+        out_r=prober.output(
+            {"role": "assistant", "content": CONTENT_TEXT, "reasoning_content": THINK_TEXT},
+            thinking_kwargs(True),
+        ),
     )
-    start, end, method, between = "", "", "", ""
-    # Method 1: reasoning_content present vs absent.
-    if out_r and THINK_TEXT in out_r and CONTENT_TEXT in out_r:
-        ti, ci = out_r.find(THINK_TEXT), out_r.find(CONTENT_TEXT)
-        if ti < ci:
-            before, between = out_r[:ti], out_r[ti + len(THINK_TEXT) : ci]
-            content_pre = out_c[: out_c.find(CONTENT_TEXT)].strip() if CONTENT_TEXT in out_c else ""
-            end = between.strip()
-            if content_pre and end.endswith(content_pre) and len(end) > len(content_pre):
-                end = end[: -len(content_pre)].strip()
-            elif len(tags := TAG_RE.findall(end)) > 1 and "".join(tags) == end:
-                end = tags[0]
-            start = _opening(before.strip())
-            if not start:
-                tail = _last_tag((gp_on or gp or "").rstrip()[-40:])
-                start = tail if tail and closer_of(tail) == end else opener_of(end)
-            method = "reasoning_content diff" if end else ""
-    # Method 2: enable_thinking toggles the generation prompt.
-    if not end and gp_on is not None and gp_off is not None and gp_on != gp_off:
-        longer, shorter = (gp_off, gp_on) if len(gp_off) > len(gp_on) else (gp_on, gp_off)
-        extra = longer[len(shorter) :] if longer.startswith(shorter) else longer
-        tags = [t for t in TAG_RE.findall(extra) if _is_reasoning_tag(t)]
-        if tags:
-            first = tags[0]
-            start, end = (opener_of(first), first) if opener_of(first) else (first, closer_of(first))
-            method = "enable_thinking toggle"
-        elif (pair := _channel_pair(extra)) is not None:
-            start, end = pair
-            method = "enable_thinking toggle"
-    # Method 3: the prompt ends with an open reasoning tag.
-    if not end:
-        tail = _last_tag((gp_on or gp or "").rstrip())
-        if (
-            tail
-            and _is_reasoning_tag(tail)
-            and closer_of(tail)
-            and (gp_on or gp or "").rstrip().endswith(tail)
-        ):
-            start, end, method = tail, closer_of(tail), "prompt ending"
-    # Method 4: an adjacent pair in the template text, e.g. "<think></think>" or "[THINK]...[/THINK]".
-    if not end:
-        counts = Counter(t for t in TAG_RE.findall(prober.template) if _is_reasoning_tag(t))
-        for tag, _ in counts.most_common():
-            if closer_of(tag) and closer_of(tag) in counts:
-                start, end, method = tag, closer_of(tag), "tag pair in template"
-                break
-    return _finish(start, end, method, gp, gp_on, gp_off, out_c, out_r, between)
+    markers, between = _from_reasoning_diff(renders)
+    for method in (_from_thinking_toggle, _from_prompt_ending, _from_template_pairs):
+        if markers.end:
+            break
+        markers = method(renders) or markers
+    return _finish(markers, renders, between)
 
 
-def _finish(
-    start: str,
-    end: str,
-    method: str,
-    gp: str | None,
-    gp_on: str | None,
-    gp_off: str | None,
-    out_c: str,
-    out_r: str | None,
-    between: str,
-) -> ContentStructure:
+def _from_reasoning_diff(r: _Renders) -> tuple[_Markers, str]:
+    """Method 1: the turn with `reasoning_content` against the turn without. The text between the reasoning
+    and the content holds the end marker (`</think>\n\n`), the text before the reasoning its opener.
+    Also returns that in-between text: content wrappers that open with the reasoning's end are found there."""
+    out_r, out_c = r.out_r, r.out_c
+    if not (out_r and THINK_TEXT in out_r and CONTENT_TEXT in out_r):
+        return _Markers("", "", ""), ""
+    ti, ci = out_r.find(THINK_TEXT), out_r.find(CONTENT_TEXT)
+    if ti >= ci:
+        return _Markers("", "", ""), ""
+    before, between = out_r[:ti], out_r[ti + len(THINK_TEXT) : ci]
+    content_pre = out_c[: out_c.find(CONTENT_TEXT)].strip() if CONTENT_TEXT in out_c else ""
+    end = between.strip()
+    if content_pre and end.endswith(content_pre) and len(end) > len(content_pre):
+        end = end[: -len(content_pre)].strip()  # "</think><|START_RESPONSE|>": the content's own opener goes
+    elif len(tags := TAG_RE.findall(end)) > 1 and "".join(tags) == end:
+        end = tags[0]
+    start = _opening(before.strip())
+    if not start:  # the generation prompt opened it: "<think>" at the prompt's end, or the closer's opener
+        tail = _last_tag(r.thinking_prompt[-40:])
+        start = tail if tail and closer_of(tail) == end else opener_of(end)
+    return _Markers(start, end, "reasoning_content diff" if end else ""), between
+
+
+def _from_thinking_toggle(r: _Renders) -> _Markers | None:
+    """Method 2: `enable_thinking` changes the generation prompt; the text it adds or removes holds a
+    reasoning tag (`<think>\n\n</think>` when off) or a channel pair."""
+    if r.gp_on is None or r.gp_off is None or r.gp_on == r.gp_off:
+        return None
+    longer, shorter = (r.gp_off, r.gp_on) if len(r.gp_off) > len(r.gp_on) else (r.gp_on, r.gp_off)
+    extra = longer[len(shorter) :] if longer.startswith(shorter) else longer
+    tags = [t for t in TAG_RE.findall(extra) if _is_reasoning_tag(t)]
+    if tags:
+        first = tags[0]
+        start, end = (opener_of(first), first) if opener_of(first) else (first, closer_of(first))
+        return _Markers(start, end, "enable_thinking toggle")
+    if (pair := _channel_pair(extra)) is not None:
+        return _Markers(*pair, "enable_thinking toggle")
+    return None
+
+
+def _from_prompt_ending(r: _Renders) -> _Markers | None:
+    """Method 3: the generation prompt ends with an open reasoning tag (`...assistant\n<think>\n`)."""
+    tail = _last_tag(r.thinking_prompt)
+    if tail and _is_reasoning_tag(tail) and closer_of(tail) and r.thinking_prompt.endswith(tail):
+        return _Markers(tail, closer_of(tail), "prompt ending")
+    return None
+
+
+def _from_template_pairs(r: _Renders) -> _Markers | None:
+    """Method 4: a reasoning tag and its closer both in the template's text (`<think></think>`,
+    `[THINK]...[/THINK]`), the most frequent such pair."""
+    counts = Counter(t for t in TAG_RE.findall(r.template) if _is_reasoning_tag(t))
+    for tag, _ in counts.most_common():
+        if closer_of(tag) and closer_of(tag) in counts:
+            return _Markers(tag, closer_of(tag), "tag pair in template")
+    return None
+
+
+def _finish(markers: _Markers, r: _Renders, between: str) -> ContentStructure:
+    """The reasoning mode (forced open when the prompt ends with the opener) and the content wrappers."""
+    start, end, method = markers.start, markers.end, markers.method
+    gp, gp_on, gp_off, out_c, out_r = r.gp, r.gp_on, r.gp_off, r.out_c, r.out_r
     if not end:
         mode = ReasoningMode.NONE
         forced_on = forced_off = False
