@@ -154,6 +154,7 @@ class SchemaCompiler(ObjectKeywords):
         return schema
 
     def fill(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        """Make `node` enforce `s`: the first of these that applies shapes the node (each says why)."""
         for k in UNENFORCED:
             if k in s:
                 self.ignore(node, k)
@@ -161,57 +162,73 @@ class SchemaCompiler(ObjectKeywords):
             return
         if "if" in s and ("then" in s or "else" in s):
             self.fill_condition(node, s, param, depth)
+        elif "not" in s:
+            self.fill_not(node, s, param, depth)
+        elif "anyOf" in s or "oneOf" in s:
+            self.fill_union(node, s, param, depth)
+        elif "const" in s or "enum" in s:
+            self.fill_literals(node, s, param, depth)
+        else:
+            self.fill_typed(node, s, param, depth)
+
+    def fill_not(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        """`not`: the value is parsed against the rest of the schema and the `not` part side by side (a
+        `Combo`), and accepted only where the `not` part fails."""
+        main = {k: v for k, v in s.items() if k != "not"}
+        self.keep.append(main)
+        parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
+        node.combo = Combo("not", parts)
+        self.checks.append(Check(node, "not", parts[1:], parts[:1]))
+
+    def fill_union(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        """`anyOf`/`oneOf`: one option per entry, each merged with the schema's other keywords; a `oneOf`
+        is checked for exactly one match later."""
+        kw = "anyOf" if "anyOf" in s else "oneOf"
+        union = s[kw]
+        if kw == "oneOf" and "anyOf" in s:
+            self.ignore(node, "oneOf")  # both on one schema: only anyOf is applied
+        if not isinstance(union, list) or not union:
+            raise GrammarError(f"{kw} must be a non-empty list", param=f"{param}.{kw}")
+        base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
+        opts = []
+        for i, opt in enumerate(union):
+            sub = opt if not has_constraints(base) else merge(base, opt if isinstance(opt, dict) else {})
+            self.keep.append(sub)
+            opts.append(self.node(sub, f"{param}.{kw}[{i}]", depth + 1))
+        node.options = tuple(opts)
+        if kw == "oneOf" and len(opts) > 1:
+            self.one_ofs.append(node)
+
+    def fill_literals(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        """`enum`/`const`: the values' JSON texts (objects and arrays as structures), filtered by `type`,
+        each also checked against the schema's other keywords."""
+        values = [s["const"]] if "const" in s else s["enum"]
+        if not isinstance(values, list) or (not values and not s.get("_merged")):
+            raise GrammarError("enum must be a non-empty list", param=f"{param}.enum")
+        if len(values) > MAX_ENUM:
+            raise GrammarError(f"enum has {len(values)} values (limit {MAX_ENUM})", param=f"{param}.enum")
+        if "type" in s:  # enum and type must both hold: drop values of other types
+            allowed = self.types(s, param)
+            values = [
+                v
+                for v in values
+                if json_type(v) in allowed or (json_type(v) == "integer" and "number" in allowed)
+            ]
+        if any(isinstance(v, dict | list) for v in values):
+            self.fill_container_literals(node, s, values, param, depth)
             return
-        if "not" in s:
-            main = {k: v for k, v in s.items() if k != "not"}
-            self.keep.append(main)
-            parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
-            node.combo = Combo("not", parts)
-            self.checks.append(Check(node, "not", parts[1:], parts[:1]))
-            return
-        union = s.get("anyOf", s.get("oneOf"))
-        if union is not None:
-            kw = "anyOf" if "anyOf" in s else "oneOf"
-            if kw == "oneOf" and "anyOf" in s:
-                self.ignore(node, "oneOf")  # both on one schema: only anyOf is applied
-            if not isinstance(union, list) or not union:
-                raise GrammarError(f"{kw} must be a non-empty list", param=f"{param}.{kw}")
-            base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
-            opts = []
-            for i, opt in enumerate(union):
-                sub = opt if not has_constraints(base) else merge(base, opt if isinstance(opt, dict) else {})
-                self.keep.append(sub)
-                opts.append(self.node(sub, f"{param}.{kw}[{i}]", depth + 1))
-            node.options = tuple(opts)
-            if kw == "oneOf" and len(opts) > 1:
-                self.one_ofs.append(node)
-            return
-        if "const" in s or "enum" in s:
-            values = [s["const"]] if "const" in s else s["enum"]
-            if not isinstance(values, list) or (not values and not s.get("_merged")):
-                raise GrammarError("enum must be a non-empty list", param=f"{param}.enum")
-            if len(values) > MAX_ENUM:
-                raise GrammarError(f"enum has {len(values)} values (limit {MAX_ENUM})", param=f"{param}.enum")
-            if "type" in s:  # enum and type must both hold: drop values of other types
-                allowed = self.types(s, param)
-                values = [
-                    v
-                    for v in values
-                    if json_type(v) in allowed or (json_type(v) == "integer" and "number" in allowed)
-                ]
-            if any(isinstance(v, dict | list) for v in values):
-                self.fill_container_literals(node, s, values, param, depth)
-                return
-            node.literals = tuple(
-                dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
-            )
-            if not node.literals:
-                node.types = frozenset()
-            rest = {k: v for k, v in s.items() if k not in ("enum", "const", "type")}
-            if has_constraints(rest):  # e.g. a pattern next to an enum: values must satisfy both
-                self.keep.append(rest)
-                self.literal_checks.append((node, self.node(rest, param, depth + 1)))
-            return
+        node.literals = tuple(
+            dict.fromkeys(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in values)
+        )
+        if not node.literals:
+            node.types = frozenset()
+        rest = {k: v for k, v in s.items() if k not in ("enum", "const", "type")}
+        if has_constraints(rest):  # e.g. a pattern next to an enum: values must satisfy both
+            self.keep.append(rest)
+            self.literal_checks.append((node, self.node(rest, param, depth + 1)))
+
+    def fill_typed(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
+        """A plain schema: its types, then each type's keywords and the numeric bounds."""
         node.types = self.types(s, param)
         if "object" in node.types:
             self.fill_object(node, s, param, depth)
