@@ -18,7 +18,6 @@ from tokenloom.cli.report import describe, markdown_table
 from tokenloom.cli.roundtrip import TOOLS
 from tokenloom.errors import TokenloomError
 from tokenloom.events import OutputParser, ParseError
-from tokenloom.harmony import HarmonyOutputParser
 from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.parsing.analysis.tool_grammar import tool_call_grammar
 from tokenloom.parsing.stream.output_parser import make_output_parser
@@ -102,19 +101,15 @@ def parse_line(request: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {"content": None, "reasoning_content": None, "tool_calls": [], "error": None}
     try:
         analysis = analyze(_template(str(request["template"])))
-        parser: OutputParser
-        if analysis.caps.is_harmony:
-            parser = HarmonyOutputParser(tools=request.get("tools") or None)
-        else:
-            parser = make_output_parser(
-                analysis,
-                tools=request.get("tools") or None,
-                reasoning_format="none" if request.get("reasoning_format") == "none" else "auto",
-                enable_thinking=request.get("enable_thinking"),
-                generation_prompt=request.get("generation_prompt"),
-                id_prefix="call_",
-                prefill=str(request.get("prefill") or ""),
-            )
+        parser: OutputParser = make_output_parser(  # harmony templates get tokenloom.harmony's parser
+            analysis,
+            tools=request.get("tools") or None,
+            reasoning_format="none" if request.get("reasoning_format") == "none" else "auto",
+            enable_thinking=request.get("enable_thinking"),
+            generation_prompt=request.get("generation_prompt"),
+            id_prefix="call_",
+            prefill=str(request.get("prefill") or ""),
+        )
         events = list(parser.feed(str(request.get("text", ""))))
         if not request.get("partial"):
             events += parser.finish()

@@ -8,7 +8,6 @@ import pytest
 from parsing_helpers import feed_all, joined, random_pieces, read_template
 
 from tokenloom.cli.roundtrip import TOOLS
-from tokenloom.errors import TemplateError
 from tokenloom.events import ContentDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
 from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.parsing.arguments import convert_value
@@ -126,9 +125,22 @@ def test_without_tools_calls_stay_content() -> None:
     assert parser.message().content == CALL and parser.message().tool_calls == ()
 
 
-def test_harmony_templates_are_refused_clearly() -> None:
-    with pytest.raises(TemplateError, match="harmony"):
-        _parser("openai-gpt-oss-120b.jinja")
+def test_harmony_templates_get_the_harmony_parser_through_the_same_factory() -> None:
+    parser = make_output_parser(
+        analyze(read_template("openai-gpt-oss-120b.jinja")), tools=TOOLS, id_prefix="call_"
+    )
+    text = (
+        "<|channel|>analysis<|message|>Check Oslo.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"location": "Oslo"}<|call|>'
+    )
+    for piece in text:
+        parser.feed(piece)
+    parser.finish()
+    message = parser.message()
+    assert message.reasoning_content == "Check Oslo."
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+        ("call_0", "get_weather", {"location": "Oslo"})
+    ]
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ import secrets
 from enum import Enum
 from typing import Any, Literal
 
-from tokenloom.errors import TemplateError
 from tokenloom.events import ContentDelta, Event, ParsedMessage, ReasoningDelta, ToolCall
+from tokenloom.harmony import HarmonyOutputParser
 from tokenloom.parsing.markers import find_first, hold_back_len, partial_start
 from tokenloom.parsing.stream.section_stream import SectionStream
 from tokenloom.parsing.structures import SLOT_ID, ContentStructure, ReasoningMode, TemplateAnalysis
@@ -292,13 +292,13 @@ def make_output_parser(
     generation_prompt: str | None = None,
     id_prefix: str | None = None,
     prefill: str = "",
-) -> AutoOutputParser:
-    """The output parser for one response; harmony (gpt-oss) templates are refused with a clear error."""
+) -> AutoOutputParser | HarmonyOutputParser:
+    """The output parser for one response of any template: harmony (gpt-oss) templates get
+    `tokenloom.harmony`'s parser (channels, not markers; the other options do not apply to it)."""
     if analysis.caps.is_harmony:
-        raise TemplateError(
-            "this template uses the harmony format (gpt-oss channels); tokenloom.harmony parses its output, "
-            "not the auto-parser"
-        )
+        if id_prefix is None:
+            return HarmonyOutputParser(tools=tools)
+        return HarmonyOutputParser(tools=tools, make_call_id=lambda index: f"{id_prefix}{index}")
     return AutoOutputParser(
         analysis,
         tools=tools,
