@@ -94,6 +94,10 @@ class MaskWorker:
             task = self._current
             if task is None or task.killed or not task.started:
                 return None
+            if task.abandoned:  # its request ended (a client gone mid-schema): stop it now, answer nobody
+                task.killed = True
+                _raise_in_thread(self._thread, MaskTimeout)
+                return None
             running = self._cpu_now() - task.cpu_started
             waited = now - task.started
             b = self.budget

@@ -87,3 +87,17 @@ def test_an_abandoned_task_is_skipped() -> None:
     assert _wait(last, worker) is None
     assert not skipped.done
     worker.close()
+
+
+def test_the_mask_of_a_request_that_ended_is_stopped_at_once() -> None:
+    """A client that goes away while its costly mask runs frees the worker for the others at once."""
+    worker = MaskWorker(lambda: None, MaskBudget(per_mask=100, per_request=100))
+    runaway = worker.submit(_Spinning(), None, 0.0)
+    after = worker.submit(_Quick(), None, 0.0)
+    while not runaway.started:
+        time.sleep(0.001)
+    runaway.abandoned = True
+    started = time.monotonic()
+    assert _wait(after, worker) is None and after.mask is not None
+    assert time.monotonic() - started < 20  # not the 100 s budget
+    worker.close()
