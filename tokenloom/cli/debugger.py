@@ -1,7 +1,7 @@
 """The template debugger (seed 000): `template analyze` and `template parse` subcommands.
 
 `register(subparsers)` adds them to an argparse parser; each sets `func(args) -> int` for the caller to run.
-Writes to stdout/stderr itself (no logging setup here; that belongs to `tokenloom/cli.py`).
+Writes to stdout/stderr itself (no logging setup here; that belongs to `tokenloom/cli/__init__.py`).
 """
 
 from __future__ import annotations

@@ -381,7 +381,8 @@ class Engine:
         mask = None
         if job.constraint is not None:
             task = slot.mask_task
-            if task is None or not task.done:
+            assert task is not None  # asked for at the job's start and after each token
+            if not task.done:
                 logits = np.ctypeslib.as_array(
                     llama.llama_get_logits_ith(self._ctx, row), shape=(self.n_vocab,)
                 )
@@ -398,12 +399,8 @@ class Engine:
         slot.mask_task = None
         slot.mask_seconds += task.elapsed
         if task.error is not None:
-            self._finish(
-                slot,
-                "error",
-                error=task.error,
-                error_code="constraint" if not task.timed_out else "constraint_timeout",
-            )
+            code = "constraint_timeout" if task.timed_out else None
+            self._finish(slot, "error", error=task.error, error_code=code)
             return False
         mask = task.mask
         if mask is not None and not mask.any():

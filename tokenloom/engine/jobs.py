@@ -42,7 +42,7 @@ class Done:
     cached_tokens: int
     error: str | None = None
     stop_sequence: str | None = None  # the request's stop string that ended the output, if one did
-    error_code: str | None = None  # "constraint_timeout", "constraint": the request's own constraint failed
+    error_code: str | None = None  # "constraint_timeout": the request's own constraint was over its budget
 
 
 JobEvent = Piece | Done

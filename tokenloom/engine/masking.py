@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tokenloom.engine.jobs import LogitMask
@@ -59,7 +59,7 @@ class MaskTask:
     error: str | None = None
     abandoned: bool = False  # the request ended; nobody wants the result
     killed: bool = False  # MaskTimeout was raised in the worker for it
-    timed_out: bool = field(default=False)
+    timed_out: bool = False  # killed for its budget (not because its request ended)
 
 
 class MaskWorker:

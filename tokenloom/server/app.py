@@ -106,9 +106,7 @@ def _load(state: ServerState) -> None:
         forced_kind=config.chat_format,
         reasoning_format=config.reasoning_format,
     )
-    state.model_id = next(iter(config.model_aliases), None) or (
-        DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
-    )
+    state.model_id = _model_id(config, loaded)
     state.metrics.bind_engine_gauges(
         lambda: engine.stats().queued, lambda: engine.stats().busy_slots, lambda: engine.stats().paused_slots
     )
@@ -118,13 +116,17 @@ def _load(state: ServerState) -> None:
     state.pipeline = Pipeline(engine, chat_format, policy, observer=state.metrics)
 
 
+def _model_id(config: ServerConfig, loaded: LoadedModel) -> str:
+    """The id responses carry: the first --alias, else the packaged model's name or the GGUF's file stem."""
+    return next(iter(config.model_aliases), None) or (
+        DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
+    )
+
+
 def _load_embeddings_only(state: ServerState, loaded: LoadedModel) -> None:
     """--embeddings: the embedding context alone (an encoder such as e5 or BGE has no chat template and
     cannot generate; a chat model served this way skips its generation KV cache)."""
-    config = state.config
-    state.model_id = next(iter(config.model_aliases), None) or (
-        DEFAULT_MODEL_ID if config.model_path is None else loaded.path.stem
-    )
+    state.model_id = _model_id(state.config, loaded)
     state.loaded, state.tokenizer = loaded, Tokenizer(loaded)
     state.embedder = Embedder(loaded, state.embed_config())
     tune_gc()

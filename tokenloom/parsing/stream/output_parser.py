@@ -108,8 +108,10 @@ class AutoOutputParser:
             self._pending = opener + self._pending
         if prefill:
             self.feed(prefill)
-            if self._ws and self._mode is not _Mode.SECTION:  # "Hello, " then "world": the space is the
-                channel = self._reasoning if self._mode is _Mode.REASONING else self._content  # prefill's
+            # Whitespace the prefill ends with ("Hello, ") is the prefill's own: it joins the message now
+            # rather than going out with the model's first delta.
+            if self._ws and self._mode is not _Mode.SECTION:
+                channel = self._reasoning if self._mode is _Mode.REASONING else self._content
                 channel.append(self._ws)
                 self._ws = ""
 
