@@ -17,8 +17,8 @@ from typing import Any
 from tokenloom.chat.render import render_chat
 from tokenloom.events import ParsedMessage
 from tokenloom.parsing.analysis.analyze import analyze
-from tokenloom.parsing.structures import TemplateAnalysis
 from tokenloom.parsing.stream.output_parser import make_output_parser
+from tokenloom.parsing.structures import TemplateAnalysis
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ def _render(template: str, case: dict[str, Any], messages: list[dict[str, Any]],
 
 
 def continuation_mode(case: dict[str, Any]) -> str:
-    """"none", "content" or "reasoning"; llama.cpp's "auto" picks reasoning for a reasoning-only message."""
+    """ "none", "content" or "reasoning"; llama.cpp's "auto" picks reasoning for a reasoning-only message."""
     mode = str(case["continue_final_message"])
     if mode == "auto":
         last = case["messages"][-1]

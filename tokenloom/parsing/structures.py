@@ -95,6 +95,9 @@ class ContentStructure:
     content_start: str = ""  # e.g. "<response>", "<|START_RESPONSE|>"
     content_end: str = ""  # e.g. "</response>", "<|END_RESPONSE|>"
     detection: str = ""  # which method found the reasoning markers (debugging aid)
+    # What the template writes after an answer's text, dropped if the model writes it, e.g. "<|im_end|>",
+    # "<|eot|>", "<|END_OF_TURN_TOKEN|>", "<|close|>response<|sep|><|close|>message<|sep|>"
+    turn_end: str = ""
 
 
 @dataclass(frozen=True, slots=True)

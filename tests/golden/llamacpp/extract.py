@@ -109,11 +109,13 @@ def make_msg(role: str = "", content: Any = "", reasoning: Any = "") -> dict[str
 
 
 def tool_call(values: list[Any]) -> dict[str, str]:
-    name, arguments, call_id = (list(values) + ["", "", ""])[:3]
+    name, arguments, call_id = [*values, "", "", ""][:3]
     return {"name": _text(name), "arguments": _text(arguments), "id": _text(call_id)}
 
 
-def simple_assist_msg(content: Any = "", reasoning: Any = "", name: Any = "", args: Any = "", call_id: Any = ""):  # type: ignore[no-untyped-def]
+def simple_assist_msg(
+    content: Any = "", reasoning: Any = "", name: Any = "", args: Any = "", call_id: Any = ""
+):  # type: ignore[no-untyped-def]
     msg = make_msg("assistant", content, reasoning)
     if _text(name) or _text(call_id):
         msg["tool_calls"].append(tool_call([name, args, call_id]))
@@ -227,7 +229,12 @@ class Extractor:
                 depth += 1
             elif v in (")", "}", "]"):
                 depth -= 1
-                if depth == 0 and v == "}" and self.toks[i + 1].value != ";" and self.toks[i + 1].value != ")":
+                if (
+                    depth == 0
+                    and v == "}"
+                    and self.toks[i + 1].value != ";"
+                    and self.toks[i + 1].value != ")"
+                ):
                     return i + 1
             elif v == ";" and depth == 0:
                 return i + 1
@@ -373,8 +380,8 @@ def _field_value(name: str, value: Any) -> Any:
 
 def _tool(values: list[Any]) -> dict[str, Any]:
     name, description, parameters = values
-    return {"type": "function", "function": {
-        "name": _text(name), "description": _text(description), "parameters": json.loads(_text(parameters))}}  # fmt: skip
+    function = {"name": _text(name), "description": _text(description)}
+    return {"type": "function", "function": {**function, "parameters": json.loads(_text(parameters))}}
 
 
 def apply_method(case: dict[str, Any], method: str, args: list[Any]) -> None:
@@ -460,7 +467,11 @@ def find_function(toks: list[Tok], name: str) -> tuple[list[str], int]:
 def extract(path: Path) -> list[dict[str, Any]]:
     toks = lex(path.read_text(encoding="utf-8")) + [Tok("op", ";", 0)] * 4
     ex = Extractor(toks)
-    start = next(i for i, t in enumerate(toks) if t.value == "special_function_tool" and toks[i - 1].value == "common_chat_tool")
+    start = next(
+        i
+        for i, t in enumerate(toks)
+        if t.value == "special_function_tool" and toks[i - 1].value == "common_chat_tool"
+    )
     end = find_function(toks, "test_lfm2_parser")[1]
     i = start - 2  # the globals: tools and messages, "static common_chat_tool name{...};" and alike
     while i < end - 10:
@@ -475,7 +486,9 @@ def extract(path: Path) -> list[dict[str, Any]]:
                 pass
         i += 1
     for name, values in ex.scopes[0].items():
-        if isinstance(values, list) and len(values) == 7 and not isinstance(values[0], dict):  # common_chat_msg{...}
+        if (
+            isinstance(values, list) and len(values) == 7 and not isinstance(values[0], dict)
+        ):  # common_chat_msg{...}
             msg = make_msg(_text(values[0]), values[1])
             msg["content_parts"] = [{"type": _text(t), "text": _text(x)} for t, x in values[2]]
             ex.scopes[0][name] = msg
@@ -490,7 +503,7 @@ def main(argv: list[str]) -> int:
     with OUT.open("w", encoding="utf-8") as out:
         for case in cases:
             out.write(json.dumps(case, ensure_ascii=False) + "\n")
-    print(f"{len(cases)} cases -> {OUT}")
+    sys.stdout.write(f"{len(cases)} cases -> {OUT}\n")
     return 0
 
 

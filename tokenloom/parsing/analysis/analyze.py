@@ -5,10 +5,11 @@ Phase 1 (`reasoning_analysis`) then phase 2 (`tool_analysis`); both only render 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from tokenloom.harmony import is_harmony_template
-from tokenloom.parsing.analysis.probes import Prober
+from tokenloom.parsing.analysis.probes import Prober, find_turn_end
 from tokenloom.parsing.analysis.reasoning_analysis import analyze_content
 from tokenloom.parsing.analysis.tool_analysis import analyze_tools
 from tokenloom.parsing.structures import (
@@ -41,6 +42,7 @@ def analyze(template: str) -> TemplateAnalysis:
     if prober.prompt(True) is None:
         notes.append("the template does not render a plain user turn")
     content = analyze_content(prober)
+    content = replace(content, turn_end=find_turn_end(prober, content.content_end))
     tools = analyze_tools(template, content, notes)
     caps = TemplateCaps(
         supports_tools=tools.supports_tools,

@@ -160,3 +160,16 @@ def strip_turn_end(text: str, content_output: str, after: int = 0) -> str:
                 return text[:cut]
     end = token_aligned_suffix(common_suffix(text, content_output))
     return text[: len(text) - len(end)] if end else text
+
+
+def find_turn_end(prober: Prober, content_end: str) -> str:
+    """The tag(s) a past answer ends with after its text and any content wrapper, e.g. "<|im_end|>";
+    "" when that is no tag (plain text or whitespace only)."""
+    output = prober.output({"role": "assistant", "content": CONTENT_TEXT})
+    if output is None or CONTENT_TEXT not in output:
+        return ""
+    tail = output[output.find(CONTENT_TEXT) + len(CONTENT_TEXT) :].strip()
+    if content_end and tail.startswith(content_end):
+        tail = tail[len(content_end) :].lstrip()
+    first = TAG_RE.match(tail)
+    return tail if first is not None and len(tail) <= 64 else ""

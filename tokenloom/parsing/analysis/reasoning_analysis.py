@@ -5,6 +5,7 @@ Works on rendered probe texts only (see `probes.py`); knows nothing of tool call
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -45,6 +46,30 @@ def opener_of(tag: str) -> str:
     if tag.startswith("</"):
         return "<" + tag[2:]
     return ""
+
+
+# A block named by a word between two tags, e.g. Kimi K3's "<|open|>think<|sep|>" ... "<|close|>think<|sep|>"
+_NAMED = re.compile(f"(?P<a>{TAG_RE.pattern})(?P<word>\\w+)(?P<b>{TAG_RE.pattern})")
+
+
+def named_pair(pre: str, post: str) -> tuple[str, str] | None:
+    """The last named opener of `pre` whose closer (another first tag, the same word and last tag) is in
+    `post`: ("<|open|>response<|sep|>", "<|close|>response<|sep|>")."""
+    for m in reversed(list(_NAMED.finditer(pre))):
+        for c in _NAMED.finditer(post):
+            if c["word"] == m["word"] and c["b"] == m["b"] and c["a"] != m["a"]:
+                return m.group(), c.group()
+    return None
+
+
+def _named_opener(prompt: str, closer: str) -> str:
+    """The named opener the prompt ends with that `closer` closes ("<|open|>think<|sep|>"), else ""."""
+    c = _NAMED.fullmatch(closer)
+    found = list(_NAMED.finditer(prompt))
+    if c is None or not found or found[-1].end() != len(prompt):
+        return ""
+    m = found[-1]
+    return m.group() if m["word"] == c["word"] and m["b"] == c["b"] and m["a"] != c["a"] else ""
 
 
 def _is_reasoning_tag(tag: str) -> bool:
@@ -155,7 +180,9 @@ def _from_reasoning_diff(r: _Renders) -> tuple[_Markers, str]:
     before, between = out_r[:ti], out_r[ti + len(THINK_TEXT) : ci]
     content_pre = out_c[: out_c.find(CONTENT_TEXT)].strip() if CONTENT_TEXT in out_c else ""
     end = between.strip()
-    if content_pre and end.endswith(content_pre) and len(end) > len(content_pre):
+    if (named := _NAMED.match(end)) and named.end() < len(end):
+        end = named.group()  # "<|close|>think<|sep|><|open|>response<|sep|>": the named closer only
+    elif content_pre and end.endswith(content_pre) and len(end) > len(content_pre):
         end = end[: -len(content_pre)].strip()  # "</think><|START_RESPONSE|>": the content's own opener goes
     elif len(tags := TAG_RE.findall(end)) > 1 and "".join(tags) == end:
         end = tags[0]
@@ -163,6 +190,7 @@ def _from_reasoning_diff(r: _Renders) -> tuple[_Markers, str]:
     if not start:  # the generation prompt opened it: "<think>" at the prompt's end, or the closer's opener
         tail = _last_tag(r.thinking_prompt[-40:])
         start = tail if tail and closer_of(tail) == end else opener_of(end)
+        start = start or _named_opener(r.thinking_prompt, end)
     return _Markers(start, end, "reasoning_content diff" if end else ""), between
 
 
@@ -221,6 +249,9 @@ def _finish(markers: _Markers, r: _Renders, between: str) -> ContentStructure:
         if tag not in (start, end) and closer_of(tag) and closer_of(tag) in post_c:
             content_start, content_end, content_mode = tag, closer_of(tag), ContentMode.ALWAYS_WRAPPED
             break
+    if content_mode is ContentMode.PLAIN and (pair := named_pair(pre_c.replace(end, ""), post_c)):
+        content_start, content_end = pair
+        content_mode = ContentMode.ALWAYS_WRAPPED
     if content_mode is ContentMode.PLAIN and (header := _content_header(pre_c, start, end)):
         content_start, content_mode = header, ContentMode.ALWAYS_WRAPPED
     if content_mode is ContentMode.PLAIN and out_r and CONTENT_TEXT in out_r:

@@ -7,17 +7,25 @@ which announces each call early and streams its arguments (its docstring states 
 
 from __future__ import annotations
 
+import re
 import secrets
 from enum import Enum
 from typing import Any, Literal
 
 from tokenloom.events import ContentDelta, Event, ParsedMessage, ReasoningDelta, ToolCall
 from tokenloom.harmony import HarmonyOutputParser
-from tokenloom.parsing.markers import find_first, hold_back_len, partial_start
+from tokenloom.parsing.markers import TAG_RE, find_first, hold_back_len, partial_start
 from tokenloom.parsing.stream.section_stream import SectionStream
-from tokenloom.parsing.structures import SLOT_ID, ContentStructure, ReasoningMode, TemplateAnalysis
+from tokenloom.parsing.structures import (
+    SLOT_ID,
+    SLOTS,
+    ContentStructure,
+    ReasoningMode,
+    TemplateAnalysis,
+    ToolCallStructure,
+)
 
-_Mode = Enum("_Mode", "REASONING CONTENT SECTION")
+_Mode = Enum("_Mode", "REASONING CONTENT SECTION HELD")
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 ReasoningFormat = Literal["auto", "none"]
 
@@ -77,22 +85,31 @@ class AutoOutputParser:
         self._structure = structure
         self._schemas = _tool_schemas(tools)
         self._triggers = structure.triggers if self._schemas is not None else ()
+        # A call opener without its section opener ("<function=f>...</tool_call>") still starts a section.
+        self._lead_text, self._bare_opener = call_opener(structure) if self._triggers else ("", "")
+        if self._bare_opener:
+            self._triggers += (self._bare_opener,)
         self._r_start = content.reasoning_start if extract else ""
         self._r_end = content.reasoning_end if extract else ""
         # Content wrappers (<|START_RESPONSE|>...<|END_RESPONSE|>) are not reasoning: dropped in every mode.
         self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m)
         self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
+        self._wrappers += turn_end_forms(content.turn_end)
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
         self._explicit_prefix = id_prefix is not None
         self._mode = _Mode.REASONING if forced else _Mode.CONTENT
         self._pending = ""  # text that may still become a marker
         self._recipient = structure.recipient_delimiter
         self._trigger = ""  # the trigger that opened the current section
-        self._virtual = False  # the current section starts with text the prompt supplied
+        self._lead = 0  # how much of the section's text the parser supplied (the prompt's delimiter, a
+        # section opener the model left out before "<function=..."): not the model's text, never content
         if self._recipient:  # the generation prompt ends with the delimiter: the output starts a message
             self._triggers = (self._recipient,)
-            self._pending, self._virtual = self._recipient, True
+            self._pending, self._lead = self._recipient, len(self._recipient)
         self._section: SectionStream | None = None  # the tool-call section being read
+        # HELD: a tool call began inside reasoning. If the reasoning closes later it was reasoning text
+        # ("<think>about <tool_call>... hmm</think>"); if the output ends first, the call ended the reasoning.
+        self._held = ""
         self._ws = ""  # trailing whitespace held until more text of the same channel follows
         self._section_ws = ""  # the whitespace held before the section's trigger, if it becomes text
         self._fresh = True  # at the start of a channel: leading whitespace is dropped
@@ -101,11 +118,13 @@ class AutoOutputParser:
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
+        self._content_start = content.content_start
+        self._reopen = ""  # the opener to give back, once the output shows it did not skip the reasoning
         if reopen:  # goes out with the first delta, as the prompt wrote it ("<think>\n", whitespace kept)
             opener = content.reasoning_start
             if generation_prompt and (at := generation_prompt.rfind(opener)) >= 0:
                 opener = generation_prompt[at:]
-            self._pending = opener + self._pending
+            self._reopen = opener
         if prefill:
             self.feed(prefill)
             # Whitespace the prefill ends with ("Hello, ") is the prefill's own: it joins the message now
@@ -143,20 +162,30 @@ class AutoOutputParser:
     def _markers(self) -> tuple[str, ...]:
         if self._mode is _Mode.REASONING:
             if not self._reasoning:
-                # Nothing reasoned yet: a repeated opener is dropped, a tool call may skip reasoning.
-                return (
-                    (self._r_end, self._r_start, *self._triggers)
-                    if self._r_start
-                    else (self._r_end, *self._triggers)
-                )
-            return (self._r_end,)
+                # Nothing reasoned yet: a repeated opener is dropped, a tool call or the answer's opener
+                # ("<|open|>response<|sep|>") may skip the reasoning.
+                skips = (self._r_start, self._content_start, *self._triggers)
+                return (self._r_end, *(m for m in skips if m))
+            return (self._r_end, *self._triggers)  # a tool call ends the reasoning it interrupts
         markers = self._triggers + self._wrappers
         if self._r_end and not self._content_started and not self._reasoning_seen:
             markers += (self._r_start, self._r_end) if self._r_start else (self._r_end,)
         return markers
 
     def _run(self, out: list[Event], final: bool) -> None:
+        if self._reopen:
+            head = self._pending.lstrip()
+            if not final and self._content_start.startswith(head) and self._content_start:
+                return  # too early to tell
+            if not (self._content_start and head.startswith(self._content_start)):  # the answer first:
+                # no reasoning to give back
+                self._pending = self._reopen + self._pending
+            self._reopen = ""
         while True:
+            if self._mode is _Mode.HELD:
+                if not self._release_held(out, final):
+                    return
+                continue
             if self._mode is _Mode.SECTION:
                 if not self._advance_section(out, final):
                     return
@@ -185,17 +214,21 @@ class AutoOutputParser:
             if marker == self._r_end:
                 self._switch(_Mode.CONTENT)
                 return
-            if self._reasoning:  # only an empty reasoning block may be skipped or re-opened
-                self._emit(marker, out)
+            if marker == self._content_start and marker != self._r_start:
+                self._switch(_Mode.CONTENT)
                 return
             if marker not in self._triggers:
                 return  # a repeated reasoning opener: dropped
+            if self._reasoning:
+                self._held, self._mode = marker, _Mode.HELD
+                return
         if marker in self._triggers:
             self._section_ws, self._ws = self._ws, ""
-            self._trigger = marker
+            lead = self._lead_text if marker == self._bare_opener else ""
+            self._trigger, self._lead = lead + marker, len(lead) or self._lead
             self._mode = _Mode.SECTION
             self._section = SectionStream(
-                marker + self._pending, self._structure, self._schemas, self._calls, self._new_id
+                lead + marker + self._pending, self._structure, self._schemas, self._calls, self._new_id
             )
             self._pending = ""
         elif marker == self._r_start and not self._content_started and not self._reasoning_seen:
@@ -205,6 +238,23 @@ class AutoOutputParser:
             self._reasoning_seen = True  # "</think>" closing an empty block the prompt opened
         elif marker not in self._wrappers:
             self._emit(marker, out)
+
+    def _release_held(self, out: list[Event], final: bool) -> bool:
+        """HELD: True once the held text was resolved as reasoning (its end marker came) or as calls."""
+        scan_from = max(0, len(self._held) - len(self._r_end) + 1)  # look only at new text
+        self._held += self._pending
+        self._pending = ""
+        if (at := self._held.find(self._r_end, scan_from)) >= 0:
+            self._mode = _Mode.REASONING
+            self._emit(self._held[:at], out)
+            self._pending, self._held = self._held[at + len(self._r_end) :], ""
+            self._switch(_Mode.CONTENT)
+            return True
+        if not final:
+            return False
+        self._pending, self._held = self._held, ""
+        self._switch(_Mode.CONTENT)
+        return True
 
     def _switch(self, mode: _Mode) -> None:
         self._mode, self._ws, self._fresh = mode, "", True
@@ -251,10 +301,14 @@ class AutoOutputParser:
                 self._ws = self._section_ws
         else:  # the trigger itself is plain text now; it is not scanned again, so parsing moves on
             rest = section.text[trigger_end:]
-            if not self._virtual:
+            if self._lead < trigger_end:
                 self._ws = self._section_ws  # "Hi <tool_call>{bad" stays "Hi <tool_call>{bad"
-                self._emit(section.text[left.rest_at or 0 : trigger_end], out)
-        self._pending, self._section, self._virtual = rest, None, False
+                self._emit(section.text[max(left.rest_at or 0, self._lead) : trigger_end], out)
+        self._pending, self._section, self._lead = rest, None, 0
+        if left.failed and (left.rest_at or 0) < trigger_end and self._bare_opener:
+            # the whole section is text again: the call opener inside it starts no new section
+            self._triggers = tuple(t for t in self._triggers if t != self._bare_opener)
+            self._bare_opener = ""
         if left.failed or self._content_started:  # the text goes on as output where it was
             self._mode = _Mode.CONTENT
         else:
@@ -269,7 +323,7 @@ class AutoOutputParser:
             return None if final else False
         if text[len(self._recipient) : newline].strip() != self._structure.content_recipient:
             return None
-        self._pending, self._section, self._virtual = text[newline + 1 :], None, False
+        self._pending, self._section, self._lead = text[newline + 1 :], None, 0
         self._mode = _Mode.CONTENT
         return True
 
@@ -283,6 +337,35 @@ class AutoOutputParser:
         if self._explicit_prefix or not (s.id_path or SLOT_ID in s.call_pattern):
             return f"{self._id_prefix}{index}"
         return "".join(secrets.choice(_ALNUM) for _ in range(9))  # Mistral templates insist on 9 alnums
+
+
+_TAG_OR_WORD = re.compile(r"<[^<>\s]*>|<[^<>\s]*|[^\s<]+")
+
+
+def call_opener(structure: ToolCallStructure) -> tuple[str, str]:
+    """(what the model may leave out, the tag that then starts a call): ("<tool_call>\n", "<function=")
+    when a call is written "<tool_call>\n<function=...", ("<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>") for Kimi's sections; ("", "") when a call starts with one tag only."""
+    pattern = structure.call_pattern
+    if not pattern or pattern[0] in SLOTS:
+        return "", ""
+    section = structure.tool_section_start if structure.tool_section_start.strip() else ""
+    literal = section + pattern[0]
+    parts = list(_TAG_OR_WORD.finditer(literal))
+    if len(parts) < 2 or not parts[0].group().endswith(">"):
+        return "", ""
+    opener = parts[1].group()
+    if opener[0] != "<" or not any(ch.isalpha() for ch in opener):  # a tag, not "[" or "{"
+        return "", ""
+    return literal[: parts[1].start()], opener
+
+
+def turn_end_forms(turn_end: str) -> tuple[str, ...]:
+    """The turn end and its starts of two tags or more, longest first: the model stops at its end-of-turn
+    token, so "<|close|>response<|sep|><|close|>message<|sep|>" ends text without "<|end_of_msg|>"."""
+    ends = [m.end() for m in TAG_RE.finditer(turn_end)]
+    forms = [turn_end[:end] for end in ends[1:] if end < len(turn_end)]
+    return (turn_end, *reversed(forms)) if turn_end else ()
 
 
 def make_output_parser(
