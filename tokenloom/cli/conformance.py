@@ -151,8 +151,19 @@ def random_pieces(text: str, rng: random.Random) -> list[str]:
     return pieces
 
 
-def check(case: dict[str, Any], templates: Path, num_splits: int = 3, seed: int = 0) -> str | None:
-    """None when the case passes whole and in `num_splits` random splits, else what went wrong."""
+def splits(text: str, rng: random.Random, num_random: int, every_cut: bool) -> list[list[str]]:
+    """Ways to feed `text`: per character, `num_random` random splits, and (`every_cut`) in two pieces cut
+    at every character."""
+    ways = [list(text)] + [random_pieces(text, rng) for _ in range(num_random)]
+    if every_cut:
+        ways += [[text[:i], text[i:]] for i in range(1, len(text))]
+    return ways
+
+
+def check(
+    case: dict[str, Any], templates: Path, num_splits: int = 3, seed: int = 0, every_cut: bool = False
+) -> str | None:
+    """None when the case passes whole and gives the same message however it is split, else why not."""
     try:
         inputs = parse_inputs(case, templates)
         whole = parse_case(case, templates, inputs=inputs)
@@ -160,11 +171,9 @@ def check(case: dict[str, Any], templates: Path, num_splits: int = 3, seed: int 
         return f"{type(exc).__name__}: {exc}"
     if (problem := mismatch(case, whole)) is not None:
         return problem
-    rng = random.Random(seed)
-    for _ in range(num_splits):
-        pieces = random_pieces(case["input"], rng)
+    for pieces in splits(case["input"], random.Random(seed), num_splits, every_cut):
         if (streamed := parse_case(case, templates, pieces, inputs)) != whole:
-            return f"streamed in {pieces!r} differs: {streamed!r} vs {whole!r}"
+            return f"fed as {pieces!r}: {streamed!r}, whole: {whole!r}"
     return None
 
 
