@@ -17,6 +17,7 @@ from typing import Any
 from tokenloom.chat.render import render_chat
 from tokenloom.events import ParsedMessage
 from tokenloom.parsing.analysis.analyze import analyze
+from tokenloom.parsing.markers import TAG_RE
 from tokenloom.parsing.stream.output_parser import make_output_parser
 from tokenloom.parsing.structures import TemplateAnalysis
 
@@ -86,6 +87,13 @@ def parse_inputs(case: dict[str, Any], templates: Path) -> ParseInputs:
         at = generation_prompt.find(content.reasoning_start)
         generation_prompt = generation_prompt[:at] if at >= 0 else generation_prompt
         prefill = content.reasoning_start + str(last.get("reasoning_content") or "")
+        if mode == "content":
+            prefill += content.reasoning_end
+    elif content.reasoning_end:  # reasoning with no opener: the prompt's own lead-in ("Here are my
+        # reasoning steps:\n", Apriel) is replaced by the message's reasoning
+        tags = list(TAG_RE.finditer(generation_prompt))
+        generation_prompt = generation_prompt[: tags[-1].end()] if tags else generation_prompt
+        prefill = str(last.get("reasoning_content") or "")
         if mode == "content":
             prefill += content.reasoning_end
     if mode == "content":

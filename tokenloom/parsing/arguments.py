@@ -205,6 +205,17 @@ def _escape_newlines_in_strings(text: str) -> str:
     return "".join(out)
 
 
+class _JsonNames(ast.NodeTransformer):
+    """JSON's true/false/null inside Python call syntax (LFM2 models mix them) read as their values."""
+
+    _VALUES: dict[str, Any] = {"true": True, "false": False, "null": None}  # noqa: RUF012
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self._VALUES:
+            return ast.copy_location(ast.Constant(self._VALUES[node.id]), node)
+        return node
+
+
 def pythonic_arguments(text: str) -> dict[str, Any]:
     """Read `(key='text', n=7, o={"a": [1], "b": True})` safely (literals only) as JSON-able arguments."""
     try:
@@ -216,7 +227,7 @@ def pythonic_arguments(text: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for keyword in call.keywords:
         try:
-            value = ast.literal_eval(keyword.value)
+            value = ast.literal_eval(_JsonNames().visit(keyword.value))
             result[str(keyword.arg)] = json.loads(json.dumps(value))
         except (ValueError, TypeError, SyntaxError, RecursionError) as exc:
             raise ArgumentsError(f"argument {keyword.arg!r} is not a literal: {exc}") from exc

@@ -9,6 +9,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from tokenloom.harmony import is_harmony_template
+from tokenloom.parsing.analysis.conventions import convention_of
 from tokenloom.parsing.analysis.probes import Prober, find_turn_end
 from tokenloom.parsing.analysis.reasoning_analysis import analyze_content
 from tokenloom.parsing.analysis.tool_analysis import analyze_tools
@@ -44,9 +45,13 @@ def analyze(template: str) -> TemplateAnalysis:
     content = analyze_content(prober)
     content = replace(content, turn_end=find_turn_end(prober, content.content_end))
     tools = analyze_tools(template, content, notes)
+    renders_calls = tools.supports_tools  # the template itself can write calls into a past turn
+    if not tools.supports_tools and (convention := convention_of(template)) is not None:
+        tools = analyze_tools(convention.reference, content, [])
+        notes.append(f"tool calls follow the {convention.name} convention (the template renders none)")
     caps = TemplateCaps(
-        supports_tools=tools.supports_tools,
-        supports_parallel_calls=tools.parallel_calls,
+        supports_tools=renders_calls,
+        supports_parallel_calls=tools.parallel_calls and renders_calls,
         supports_reasoning=content.reasoning_mode is not ReasoningMode.NONE,
     )
     return TemplateAnalysis(content, tools, caps, tuple(notes))

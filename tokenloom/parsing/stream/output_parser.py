@@ -125,6 +125,10 @@ class AutoOutputParser:
             if generation_prompt and (at := generation_prompt.rfind(opener)) >= 0:
                 opener = generation_prompt[at:]
             self._reopen = opener
+        if forced and not content.reasoning_start and generation_prompt:
+            # Reasoning with no opener starts where the prompt's last tag ends: text the prompt writes after
+            # it ("<|begin_assistant|>\nHere are my reasoning steps:\n", Apriel) is the reasoning's start.
+            self._pending = _after_last_tag(generation_prompt).lstrip() + self._pending
         if prefill:
             self.feed(prefill)
             # Whitespace the prefill ends with ("Hello, ") is the prefill's own: it joins the message now
@@ -358,6 +362,11 @@ def call_opener(structure: ToolCallStructure) -> tuple[str, str]:
     if opener[0] != "<" or not any(ch.isalpha() for ch in opener):  # a tag, not "[" or "{"
         return "", ""
     return literal[: parts[1].start()], opener
+
+
+def _after_last_tag(text: str) -> str:
+    tags = list(TAG_RE.finditer(text))
+    return text[tags[-1].end() :] if tags else ""
 
 
 def turn_end_forms(turn_end: str) -> tuple[str, ...]:
