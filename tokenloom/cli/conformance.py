@@ -81,6 +81,8 @@ def parse_inputs(case: dict[str, Any], templates: Path) -> ParseInputs:
     if mode == "none":
         return ParseInputs(generation_prompt, "")
     last = case["messages"][-1]
+    if _analysis(path).caps.is_harmony:
+        return ParseInputs(generation_prompt, _rendered_prefill(template, case, messages, mode))
     content = _analysis(path).content
     prefill = ""
     if content.reasoning_start:
@@ -99,6 +101,22 @@ def parse_inputs(case: dict[str, Any], templates: Path) -> ParseInputs:
     if mode == "content":
         prefill += str(last.get("content") or "")
     return ParseInputs(generation_prompt, prefill)
+
+
+_CUT = "\ue000tokenloom:continue\ue000"
+
+
+def _rendered_prefill(template: str, case: dict[str, Any], messages: list[dict[str, Any]], mode: str) -> str:
+    """Harmony: the continued message as the template writes it, up to where the model goes on."""
+    last = dict(case["messages"][-1])
+    field = "reasoning_content" if mode == "reasoning" else "content"
+    last[field] = str(last.get(field) or "") + _CUT
+    prompt = _render(template, case, messages, True)
+    full = _render(template, case, [*messages, last], False)
+    shared = 0
+    while shared < min(len(prompt), len(full)) and prompt[shared] == full[shared]:
+        shared += 1
+    return full[shared : full.index(_CUT)]
 
 
 def parse_case(

@@ -6,12 +6,15 @@ word is a tool author, and a lone `json`/`code`/`<|constrain|>...` word is a con
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import cast
 
 from tokenloom.harmony.messages import CHANNEL, CONSTRAIN, ROLES, HarmonyMessage, Role
 
 _CONTENT_TYPES = ("json", "code", "text")
+_CONSTRAIN_SPACE = re.compile(re.escape(CONSTRAIN) + r"\s*")  # "<|constrain|>  json" -> "<|constrain|>json"
+_EARLIER_CHANNEL = re.compile(re.escape(CHANNEL) + r"\s*[^\s<]*")
 
 
 class HarmonyParseError(ValueError):
@@ -31,7 +34,7 @@ def parse_header(text: str, role: Role | None) -> Header:
     channel, rest = _cut_channel(text)
     if channel == "":
         return Header(HarmonyMessage(role or "assistant"), "empty channel in message header")
-    words = rest.strip().replace(CONSTRAIN, " " + CONSTRAIN).split()
+    words = _CONSTRAIN_SPACE.sub(" " + CONSTRAIN, rest).split()
     name: str | None = None
     author: Role
     if words and words[0] in ROLES:
@@ -77,12 +80,17 @@ def lenient_content(text: str) -> tuple[str | None, str]:
 
 
 def _cut_channel(text: str) -> tuple[str | None, str]:
-    """(channel, header without it): the channel runs to the first whitespace or `<` after the marker."""
-    i = text.find(CHANNEL)
+    """(channel, header without it): the channel runs to the first whitespace or `<` after the marker
+    (spaces right after it are skipped: "<|channel|> final", llm-jp). A header naming several channels
+    ("<|channel|>commentary to=assistant<|channel|>analysis") is read with its last one."""
+    i = text.rfind(CHANNEL)
     if i < 0:
         return None, text
     start = i + len(CHANNEL)
+    while start < len(text) and text[start] in " \t":
+        start += 1
     end = start
     while end < len(text) and not text[end].isspace() and text[end] != "<":
         end += 1
-    return text[start:end], text[:i] + " " + text[end:]
+    before = _EARLIER_CHANNEL.sub(" ", text[:i])
+    return text[start:end], before + " " + text[end:]

@@ -3,8 +3,9 @@
 Channels map as: `analysis` -> reasoning, `final` -> content, `commentary` without a recipient (a
 preamble) -> content, a message to `functions.X` -> a tool call whose arguments stream as args deltas.
 A built-in tool call (`browser.*`, `python`) is a tool call named by its recipient (`browser.search`)
-only when the request enabled that tool; otherwise, like a call to an undeclared function or any other
-recipient, its text goes out as content after a `ParseError` (kind "unknown_tool"). A `tool` author,
+only when the request enabled that tool; otherwise (or for any other recipient but `functions.X`) its text
+is dropped after a `ParseError` (kind "unknown_tool"); a call to an undeclared function goes out as content
+after that error. A `tool` author,
 an unknown channel or an unreadable header likewise give content plus a `ParseError`.
 
 Structured output hook: with `response_format: json_schema` the server should constrain only the
@@ -34,7 +35,9 @@ from tokenloom.harmony.builtin import is_builtin_recipient
 from tokenloom.harmony.messages import CALL
 from tokenloom.harmony.parser import FormatIssue, HarmonyStreamParser, MessageDelta, MessageEnd, MessageStart
 
-_Sink = Enum("_Sink", "REASONING CONTENT TOOL")
+_Sink = Enum("_Sink", "REASONING CONTENT TOOL DROP")
+_ANALYSIS_HEADER = "<|channel|>analysis<|message|>"  # reasoning kept inline is written back this way
+_END = "<|end|>"
 _CHANNELS = ("analysis", "commentary", "final")
 _TOLERATED = ("missing_start",)  # format issues that lose nothing and are not worth a ParseError
 
@@ -72,7 +75,11 @@ class HarmonyOutputParser:
         builtin_tools: Iterable[str] = (),
         *,
         make_call_id: Callable[[int], str] = _random_call_id,
+        inline_reasoning: bool = False,
     ) -> None:
+        """`inline_reasoning` (reasoning_format "none"): analysis messages stay in the content as written,
+        "<|channel|>analysis<|message|>...<|end|>"."""
+        self._inline = inline_reasoning
         self._tools = None if tools is None else frozenset(_tool_name(t) for t in tools)
         self._builtin = tuple(builtin_tools)
         self._make_call_id = make_call_id
@@ -82,6 +89,7 @@ class HarmonyOutputParser:
         self._reasoning: list[str] = []
         self._calls: list[list[str]] = []  # [id, name, arguments...]
         self._has_content = False
+        self._inline_open = False  # an analysis message is being written into the content
 
     def feed(self, text: str) -> list[Event]:
         return self._map(self._stream.feed(text))
@@ -113,6 +121,8 @@ class HarmonyOutputParser:
                 elif self._sink is _Sink.REASONING:
                     self._reasoning.append(text)
                     out.append(ReasoningDelta(text))
+                elif self._sink is _Sink.DROP:
+                    continue
                 else:
                     self._calls[-1].append(text)
                     out.append(ToolCallArgsDelta(len(self._calls) - 1, text))
@@ -124,6 +134,10 @@ class HarmonyOutputParser:
                     if event.terminator != CALL and not _is_json("".join(self._calls[-1][2:])):
                         # The engine may swallow the stop token; only arguments cut short are an error.
                         out.append(ParseError("tool call arguments cut short", "unterminated_section"))
+                if self._sink is _Sink.CONTENT and self._inline_open:
+                    self._inline_open = False
+                    self._content.append(_END)
+                    out.append(ContentDelta(_END))
                 self._sink = _Sink.CONTENT
             elif isinstance(event, FormatIssue) and event.kind not in _TOLERATED:
                 out.append(ParseError(event.message, f"harmony_{event.kind}"))
@@ -146,7 +160,21 @@ class HarmonyOutputParser:
                 self._calls.append([self._make_call_id(index), name])
                 out.append(ToolCallStart(index, self._calls[-1][0], name))
                 return
+            if not recipient.startswith("functions."):
+                # A built-in the request did not enable (python, container.exec): its text is no answer to
+                # the user, dropped as llama.cpp does
+                out.append(
+                    ParseError(f"call to unknown tool {recipient!r}; its text dropped", "unknown_tool")
+                )
+                self._sink = _Sink.DROP
+                return
             out.append(ParseError(f"call to unknown tool {recipient!r}; sent as content", "unknown_tool"))
+        elif header.channel == "analysis" and self._inline:
+            self._inline_open = True
+            self._has_content = True
+            self._content.append(_ANALYSIS_HEADER)
+            out.append(ContentDelta(_ANALYSIS_HEADER))
+            return
         elif header.channel == "analysis":
             self._sink = _Sink.REASONING
             return

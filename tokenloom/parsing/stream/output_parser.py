@@ -388,17 +388,26 @@ def make_output_parser(
     prefill: str = "",
 ) -> AutoOutputParser | HarmonyOutputParser:
     """The output parser for one response of any template: harmony (gpt-oss) templates get
-    `tokenloom.harmony`'s parser (channels, not markers; the other options do not apply to it)."""
-    if analysis.caps.is_harmony:
-        if id_prefix is None:
-            return HarmonyOutputParser(tools=tools)
-        return HarmonyOutputParser(tools=tools, make_call_id=lambda index: f"{id_prefix}{index}")
-    return AutoOutputParser(
-        analysis,
-        tools=tools,
-        reasoning_format=reasoning_format,
-        enable_thinking=enable_thinking,
-        generation_prompt=generation_prompt,
-        id_prefix=id_prefix,
-        prefill=prefill,
-    )
+    `tokenloom.harmony`'s parser (channels, not markers; `enable_thinking` and `generation_prompt` do not
+    apply to it). `prefill` is read first either way: events carry what the model adds, `message()` the
+    whole message."""
+    if not analysis.caps.is_harmony:
+        return AutoOutputParser(
+            analysis,
+            tools=tools,
+            reasoning_format=reasoning_format,
+            enable_thinking=enable_thinking,
+            generation_prompt=generation_prompt,
+            id_prefix=id_prefix,
+            prefill=prefill,
+        )
+    inline = reasoning_format == "none"
+    if id_prefix is None:
+        harmony = HarmonyOutputParser(tools=tools, inline_reasoning=inline)
+    else:
+        harmony = HarmonyOutputParser(
+            tools=tools, make_call_id=lambda index: f"{id_prefix}{index}", inline_reasoning=inline
+        )
+    if prefill:
+        harmony.feed(prefill)
+    return harmony
