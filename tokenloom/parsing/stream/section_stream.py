@@ -66,10 +66,18 @@ class SectionStream:
         self._open: _OpenCall | None = None
 
     def open_call(self) -> ToolCall | None:
-        """The announced call still being read, with the arguments streamed so far."""
+        """The call still being read, with the arguments streamed so far; one not announced yet (nothing
+        of its arguments read) shows once its name is known, with what was read of them (a snapshot of a
+        partial output: it is still no call if the output ends there)."""
         call = self._open
-        if call is None or call.index < 0:
+        if call is None:
             return None
+        if call.index < 0:
+            if not call.name:
+                return None
+            args = call.args
+            written_id = args.call_id if isinstance(args, CallObject) else call.head.call_id
+            return ToolCall(written_id or "", call.name, call.held)
         return ToolCall(call.call_id, call.name, "".join(call.sent))
 
     def advance(self, out: list[Event], final: bool) -> SectionExit | None:
