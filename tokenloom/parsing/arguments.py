@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 _PYTHON_LITERALS = {"True": True, "False": False, "None": None}
@@ -129,6 +130,9 @@ def _json_string_end(text: str, pos: int) -> int:
     return -1
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
 def relaxed_to_json(text: str, quote: str) -> Any:
     """Read `{key:<|"|>text<|"|>,n:7,o:{a:[1]}}` (bare keys, custom quotes) as JSON, or raise."""
     out: list[str] = []
@@ -146,6 +150,9 @@ def relaxed_to_json(text: str, quote: str) -> Any:
                 raise ArgumentsError("unterminated string")
             out.append(text[i:close])
             i = close
+        elif (number := _NUMBER.match(text, i)) is not None:
+            out.append(number.group())  # "1.5e10": its exponent is no bare word
+            i = number.end()
         elif text[i].isalpha() or text[i] == "_":
             j = i
             while j < len(text) and (text[j].isalnum() or text[j] in "_-."):

@@ -23,6 +23,7 @@ from tokenloom.parsing.structures import (
     ReasoningMode,
     TemplateAnalysis,
     ToolCallStructure,
+    literal_parts,
 )
 
 _Mode = Enum("_Mode", "REASONING CONTENT SECTION HELD")
@@ -91,6 +92,16 @@ class AutoOutputParser:
             self._triggers += (self._bare_opener,)
         self._r_start = content.reasoning_start if extract else ""
         self._r_end = content.reasoning_end if extract else ""
+        # After the answer began, an empty reasoning block or a lone closer is debris, dropped (Gemma 4
+        # "Hi<|channel>thought\n<channel|>"); a stuttered opener ("<|channel><|channel>thought") is one.
+        self._debris: tuple[str, ...] = ()
+        self._r_alias = ""
+        if self._r_end:
+            if self._r_start:
+                self._debris = tuple(self._r_start + gap + self._r_end for gap in ("", "\n", "\n\n"))
+                parts = literal_parts(self._r_start)
+                self._r_alias = parts[0] + self._r_start if len(parts) > 1 else ""
+            self._debris += (self._r_end,)
         # Content wrappers (<|START_RESPONSE|>...<|END_RESPONSE|>) are not reasoning: dropped in every mode.
         self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m)
         self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
@@ -173,8 +184,10 @@ class AutoOutputParser:
             return (self._r_end, *self._triggers)  # a tool call ends the reasoning it interrupts
         markers = self._triggers + self._wrappers
         if self._r_end and not self._content_started and not self._reasoning_seen:
-            markers += (self._r_start, self._r_end) if self._r_start else (self._r_end,)
-        return markers
+            markers += (self._r_start, self._r_end, self._r_alias) if self._r_start else (self._r_end,)
+        else:
+            markers += self._debris
+        return tuple(m for m in markers if m)
 
     def _run(self, out: list[Event], final: bool) -> None:
         if self._reopen:
@@ -214,6 +227,8 @@ class AutoOutputParser:
             self._on_marker(marker, out)
 
     def _on_marker(self, marker: str, out: list[Event]) -> None:
+        if marker == self._r_alias:
+            marker = self._r_start
         if self._mode is _Mode.REASONING:
             if marker == self._r_end:
                 self._switch(_Mode.CONTENT)
@@ -240,7 +255,7 @@ class AutoOutputParser:
             self._switch(_Mode.REASONING)
         elif marker == self._r_end and not self._content_started and not self._reasoning_seen:
             self._reasoning_seen = True  # "</think>" closing an empty block the prompt opened
-        elif marker not in self._wrappers:
+        elif marker not in self._wrappers and marker not in self._debris:
             self._emit(marker, out)
 
     def _release_held(self, out: list[Event], final: bool) -> bool:
