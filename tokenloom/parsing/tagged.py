@@ -6,13 +6,14 @@ Values become JSON through the tool's schema (`arguments.convert_value`); knows 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from tokenloom.parsing.arguments import ArgumentsError, convert_value, schema_types
 from tokenloom.parsing.markers import fault_excerpt
-from tokenloom.parsing.structures import ToolCallStructure
+from tokenloom.parsing.structures import ToolCallStructure, literal_parts
 
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
@@ -50,6 +51,22 @@ def tag_syntax(structure: ToolCallStructure) -> TagSyntax:
     )
 
 
+@lru_cache(maxsize=256)
+def _spaced(literal: str) -> re.Pattern[str]:
+    """`literal` with any whitespace between its tags ("</arg_key>\n<arg_value>" or without the newline)."""
+    return re.compile(r"\s*".join(re.escape(part) for part in literal_parts(literal)))
+
+
+def cdata_end(text: str, value_at: int, end: int) -> int:
+    """Where a value's closing tag may start: after its CDATA section when it opens with one (a closing tag
+    inside it is text), `end` while that section is still open; else `value_at`."""
+    start = skip_ws(text, value_at, end)
+    if not text.startswith(CDATA_OPEN, start, end):
+        return value_at
+    close = text.find(CDATA_CLOSE, start + len(CDATA_OPEN), end)
+    return end if close < 0 else close + len(CDATA_CLOSE)
+
+
 def skip_ws(text: str, pos: int, end: int) -> int:
     while pos < end and text[pos].isspace():
         pos += 1
@@ -65,15 +82,16 @@ def read_key(text: str, pos: int, end: int, syntax: TagSyntax, complete: bool) -
             return None
         raise ArgumentsError(f"expected {prefix!r} at {fault_excerpt(text[:end], pos, prefix)}")
     pos += len(prefix)
-    key_end = text.find(suffix, pos, end) if suffix else pos
-    if key_end < 0:
+    found = _spaced(suffix).search(text, pos, end) if suffix else None
+    if suffix and found is None:
         if not complete:
             return None
         raise ArgumentsError(f"argument name not closed by {suffix!r}")
+    key_end, after_suffix = (found.start(), found.end()) if found is not None else (pos, pos)
     key = text[pos:key_end].strip()
     if not key or any(ch in key for ch in "<>\n"):
         raise ArgumentsError(f"bad argument name {key!r}")
-    pos = key_end + len(suffix)
+    pos = after_suffix
     if syntax.tail:
         tail_at = text.find(syntax.tail, pos, end)
         if tail_at < 0:
@@ -142,7 +160,7 @@ def _tagged_pairs(
         assert found is not None  # complete: a missing part raises instead
         key, pos = found
         key_close = syntax.key_close(key)
-        value_end = text.find(key_close, pos)
+        value_end = text.find(key_close, cdata_end(text, pos, end))
         if value_end < 0:
             raise ArgumentsError(f"argument {key!r} not closed by {key_close!r}")
         result.append((key, value_of(trimmed(text[pos:value_end], syntax), key, structure, schema)))

@@ -11,7 +11,7 @@ from tokenloom.parsing.arguments import ArgumentsError, schema_types
 from tokenloom.parsing.markers import hold_back_len
 from tokenloom.parsing.stream.arg_reader import ArgReader
 from tokenloom.parsing.structures import ToolCallStructure
-from tokenloom.parsing.tagged import CDATA_OPEN, read_key, skip_ws, tag_syntax, trimmed, value_of
+from tokenloom.parsing.tagged import CDATA_OPEN, cdata_end, read_key, skip_ws, tag_syntax, trimmed, value_of
 
 _NEVER = 1 << 62  # a stream position no text reaches
 
@@ -81,7 +81,7 @@ class TaggedArgs(ArgReader):
             self._keys.add(key)
             self._key, self._close_from, self._stream_from, self._sent = key, self._value_at, -1, []
         key_close = syntax.key_close(self._key)
-        value_end = text.find(key_close, self._close_from, end)
+        value_end = text.find(key_close, max(self._close_from, cdata_end(text, self._value_at, end)), end)
         if value_end < 0:
             self._close_from = max(self._value_at, end - len(key_close) + 1)
             if schema_types(self._schema, self._key) == {"string"}:
