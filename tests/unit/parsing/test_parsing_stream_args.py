@@ -142,8 +142,8 @@ def test_the_call_is_announced_before_its_arguments_are_complete(name: str, head
     assert call.arguments.startswith('{"location": "O') and not call.arguments.endswith("}")
 
 
-def test_an_id_written_after_the_arguments_is_not_used() -> None:
-    """Mistral Nemo writes "id" last: the call went out before it, with an id of ours, in every chunking."""
+def test_an_id_written_after_the_arguments_is_kept() -> None:
+    """Mistral Nemo writes "id" last: the call waits for it and keeps the model's id, in every chunking."""
     template = "mistralai-Mistral-Nemo-Instruct-2407.jinja"
     text = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": "Bern"}, "id": "abcdefghi"}]'
     ids = set()
@@ -151,7 +151,7 @@ def test_an_id_written_after_the_arguments_is_not_used() -> None:
         parser = _parser(template)
         feed_all(parser, pieces)
         ids.add(parser.message().tool_calls[0].id)
-    assert ids == {"call_0"}
+    assert ids == {"abcdefghi"}
     phi = "llama-cpp-microsoft-Phi-4-mini-instruct.jinja"  # "id" first: the model's id is kept
     parser = _parser(phi)
     call = {"id": "xyz", "type": "function", "function": {"name": "get_weather", "arguments": {"a": 1}}}

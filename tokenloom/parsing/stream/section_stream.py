@@ -121,7 +121,8 @@ class SectionStream:
         if call.index < 0:
             call.held += text
             text = ""
-            if call.name and (_says_something(call.held) or (args.done and not args.failed)):
+            ready = not isinstance(args, CallObject) or args.may_announce
+            if call.name and ready and (_says_something(call.held) or (args.done and not args.failed)):
                 text, call.held = call.held, ""
                 self._announce(call, args.call_id if isinstance(args, CallObject) else call.head.call_id, out)
         if call.index >= 0 and text:

@@ -97,6 +97,17 @@ class CallObject(JsonArgs):
         self._json = JsonReencoder(start, capture=s.args_path, watch=watch, single_key=not s.name_path)
         self._tail_error = ""
         self._tail = ""
+        paths = [path for path, _ in s.call_fields]
+        # The template writes the id after the arguments ({"name", "arguments", "id"}, Mistral Nemo): the
+        # call waits for it (its arguments go out at once when the id comes, or when the object closes).
+        self._id_comes_last = bool(
+            s.id_path and s.args_path and s.id_path in paths and s.args_path in paths
+        ) and paths.index(s.id_path) > paths.index(s.args_path)
+
+    @property
+    def may_announce(self) -> bool:
+        """False while the id the template writes after the arguments may still come."""
+        return not self._id_comes_last or self._json.done or self._json.strings.get(self._id_path) is not None
 
     @property
     def name(self) -> str | None:
@@ -104,9 +115,12 @@ class CallObject(JsonArgs):
 
     @property
     def call_id(self) -> str | None:
-        """The model's id if it came before the arguments (after them, the call went out with one of ours)."""
+        """The model's id if it came before the arguments, or after them where the template puts it there
+        (otherwise the call went out with one of ours)."""
         j = self._json
-        if not self._id_path or (j.capture_kind and self._id_path not in j.found_before_capture):
+        if not self._id_path:
+            return None
+        if j.capture_kind and self._id_path not in j.found_before_capture and not self._id_comes_last:
             return None
         return j.strings.get(self._id_path)
 
