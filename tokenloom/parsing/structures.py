@@ -137,6 +137,9 @@ class ToolCallStructure:
     call_lead: str = ""
     # What ends a turn of calls when no section marker does, e.g. "<|eom_id|>", "<|tool_response>"
     stop_markers: tuple[str, ...] = ()
+    # What a turn of calls ends with after the last call or section, dropped if the model writes it, e.g.
+    # "<|im_end|>", "<|sep|><|close|>message<|sep|><|end_of_msg|>" (Kimi K3, whose section end stops short)
+    calls_turn_end: str = ""
     requires_nonnull_content: bool = False  # the template prints None for null content
     string_arguments: bool = False  # the template wants arguments as a JSON string, not an object
     flat_tools: bool = False  # the template reads tools as {name, description, parameters}, no "function"

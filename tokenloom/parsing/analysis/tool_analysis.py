@@ -36,7 +36,7 @@ from tokenloom.parsing.analysis.probes import (
     strip_turn_end,
     tool_call,
 )
-from tokenloom.parsing.markers import align_split, common_prefix, common_suffix, token_aligned_prefix
+from tokenloom.parsing.markers import TAG_RE, align_split, common_prefix, common_suffix, token_aligned_prefix
 from tokenloom.parsing.stream.section import Incomplete, SectionError, parse_all
 from tokenloom.parsing.structures import (
     SLOT_ARGS,
@@ -109,6 +109,7 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
                 if null is not None and "None" in null and "None" not in o1:
                     structure = _replace(structure, requires_nonnull_content=True)
                 structure = _replace(structure, call_lead=_call_lead(o1, structure))
+                structure = _replace(structure, calls_turn_end=_calls_turn_end(o1, out_c))
                 if flat:
                     notes.append("the template reads tools without the OpenAI 'function' wrapper")
                 if id_a != ID_A:
@@ -120,6 +121,14 @@ def analyze_tools(template: str, content: ContentStructure, notes: list[str]) ->
         else "the template renders no tool calls"
     )
     return ToolCallStructure()
+
+
+def _calls_turn_end(output: str, out_c: str) -> str:
+    """The tags a turn of calls ends with (what the turn end cut off the one-call rendering)."""
+    after = output.find(NAME_A)
+    kept = strip_turn_end(output, out_c, after)
+    tail = output[len(kept) :].strip()
+    return tail if TAG_RE.match(tail) and len(tail) <= 64 else ""
 
 
 def _call_lead(output: str, structure: ToolCallStructure) -> str:

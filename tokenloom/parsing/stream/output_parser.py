@@ -106,6 +106,7 @@ class AutoOutputParser:
         self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m)
         self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
         self._wrappers += turn_end_forms(content.turn_end)
+        self._wrappers += turn_end_forms(structure.calls_turn_end) if self._triggers else ()
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
         self._explicit_prefix = id_prefix is not None
         self._mode = _Mode.REASONING if forced else _Mode.CONTENT
