@@ -61,7 +61,7 @@ SLOT_CALL = "{call}"  # one whole JSON call object (JSON_OBJECT, NAME_AS_KEY, MA
 SLOTS = (SLOT_NAME, SLOT_ID, SLOT_INDEX, SLOT_ARGS, SLOT_CALL)
 
 
-_PART_RE = re.compile("<[^<>\\s]*>|<\uff5c[^<>]*\uff5c>|\\[[A-Z_/ ]+\\]|[^\\s<\\[]+|\\S")
+_PART_RE = re.compile("<[^<>\\s]*>|<\uff5c[^<>]*\uff5c>|\\[[A-Z_/ ]+\\]|```|[^\\s<\\[`]+|\\S")
 
 
 @lru_cache(maxsize=1024)
