@@ -138,7 +138,7 @@ def _nested(raw: str, structure: ToolCallStructure, prop: Any, types: set[str]) 
     """A value written as more tags (MiniMax-M3: <options><timeout>5</timeout></options>), else None."""
     if "{key}" not in structure.arg_close or not raw.strip().startswith(structure.arg_prefix.strip()):
         return None
-    if types and not types & {"object", "array"} or "string" in types:
+    if (types and not types & {"object", "array"}) or "string" in types:
         return None  # a value that may be a string stays the text the model wrote
     prop = prop if isinstance(prop, dict) else {}
     pairs = _tagged_pairs(raw, structure, prop if "array" not in types else {"properties": {}})
