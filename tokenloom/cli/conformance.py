@@ -81,6 +81,9 @@ def parse_inputs(case: dict[str, Any], templates: Path) -> ParseInputs:
     if mode == "none":
         return ParseInputs(generation_prompt, "")
     last = case["messages"][-1]
+    if case["reasoning_format"] == "none" and mode == "content":  # reasoning is not parsed out: the
+        # model goes on from the message's text (what llama.cpp's none-mode expectations show)
+        return ParseInputs(generation_prompt, str(last.get("content") or ""))
     if _analysis(path).caps.is_harmony:
         return ParseInputs(generation_prompt, _rendered_prefill(template, case, messages, mode))
     content = _analysis(path).content
