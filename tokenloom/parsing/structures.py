@@ -98,6 +98,9 @@ class ContentStructure:
     # What the template writes after an answer's text, dropped if the model writes it, e.g. "<|im_end|>",
     # "<|eot|>", "<|END_OF_TURN_TOKEN|>", "<|close|>response<|sep|><|close|>message<|sep|>"
     turn_end: str = ""
+    # What the generation prompt writes to open an answer (before any reasoning opener), dropped if the
+    # output starts with it again, e.g. DeepSeek's Assistant tag after a tool result, "<|im_start|>assistant"
+    assistant_header: str = ""
 
 
 @dataclass(frozen=True, slots=True)

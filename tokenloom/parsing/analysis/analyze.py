@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from tokenloom.harmony import is_harmony_template
 from tokenloom.parsing.analysis.conventions import convention_of
-from tokenloom.parsing.analysis.probes import Prober, find_turn_end
+from tokenloom.parsing.analysis.probes import Prober, find_assistant_header, find_turn_end
 from tokenloom.parsing.analysis.reasoning_analysis import analyze_content
 from tokenloom.parsing.analysis.tool_analysis import analyze_tools
 from tokenloom.parsing.structures import (
@@ -43,7 +43,11 @@ def analyze(template: str) -> TemplateAnalysis:
     if prober.prompt(True) is None:
         notes.append("the template does not render a plain user turn")
     content = analyze_content(prober)
-    content = replace(content, turn_end=find_turn_end(prober, content.content_end))
+    content = replace(
+        content,
+        turn_end=find_turn_end(prober, content.content_end),
+        assistant_header=find_assistant_header(prober, (content.reasoning_start, content.reasoning_end)),
+    )
     tools = analyze_tools(template, content, notes)
     renders_calls = tools.supports_tools  # the template itself can write calls into a past turn
     if not tools.supports_tools and (convention := convention_of(template)) is not None:

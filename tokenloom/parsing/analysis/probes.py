@@ -173,3 +173,14 @@ def find_turn_end(prober: Prober, content_end: str) -> str:
         tail = tail[len(content_end) :].lstrip()
     first = TAG_RE.match(tail)
     return tail if first is not None and len(tail) <= 64 else ""
+
+
+def find_assistant_header(prober: Prober, reasoning_markers: tuple[str, str]) -> str:
+    """The generation prompt's own text before any reasoning marker, when it holds a tag
+    ("<|im_start|>assistant", DeepSeek's Assistant tag); "" otherwise."""
+    prompt = prober.generation_prompt() or ""
+    for marker in reasoning_markers:
+        if marker and (at := prompt.find(marker)) >= 0:
+            prompt = prompt[:at]
+    header = prompt.strip()
+    return header if TAG_RE.search(header) and len(header) <= 64 else ""

@@ -131,6 +131,7 @@ class AutoOutputParser:
         self._reasoning: list[str] = []
         self._calls: list[ToolCall] = []
         self._content_start = content.content_start
+        self._headers = header_forms(content.assistant_header)
         self._reopen = ""  # the opener to give back, once the output shows it did not skip the reasoning
         if reopen:  # goes out with the first delta, as the prompt wrote it ("<think>\n", whitespace kept)
             opener = content.reasoning_start
@@ -191,6 +192,14 @@ class AutoOutputParser:
         return tuple(m for m in markers if m)
 
     def _run(self, out: list[Event], final: bool) -> None:
+        if self._headers:  # the output's very start: a repeated answer header is dropped
+            head = self._pending.lstrip()
+            if not final and any(h.startswith(head) for h in self._headers):
+                return  # too early to tell
+            header = next((h for h in self._headers if head.startswith(h)), "")
+            if header:
+                self._pending = head[len(header) :]
+            self._headers = ()
         if self._reopen:
             head = self._pending.lstrip()
             if not final and self._content_start.startswith(head) and self._content_start:
@@ -383,6 +392,13 @@ def call_opener(structure: ToolCallStructure) -> tuple[str, str]:
 def _after_last_tag(text: str) -> str:
     tags = list(TAG_RE.finditer(text))
     return text[tags[-1].end() :] if tags else ""
+
+
+def header_forms(header: str) -> tuple[str, ...]:
+    """An answer header and its ends that start at a tag, longest first: "<|START_OF_TURN_TOKEN|>
+    <|CHATBOT_TOKEN|>" and "<|CHATBOT_TOKEN|>"."""
+    starts = [m.start() for m in TAG_RE.finditer(header)]
+    return tuple(header[at:] for at in starts) if header else ()
 
 
 def turn_end_forms(turn_end: str) -> tuple[str, ...]:
