@@ -171,8 +171,20 @@ def find_turn_end(prober: Prober, content_end: str) -> str:
     tail = output[output.find(CONTENT_TEXT) + len(CONTENT_TEXT) :].strip()
     if content_end and tail.startswith(content_end):
         tail = tail[len(content_end) :].lstrip()
-    first = TAG_RE.match(tail)
-    return tail if first is not None and len(tail) <= 64 else ""
+    run = _tag_run(tail)  # Command R+ writes its tool preamble after the turn's end tags
+    return run if len(run) <= 64 else ""
+
+
+def _tag_run(text: str) -> str:
+    """The tags `text` starts with, back to back or with a word glued between them
+    ("<|close|>message<|sep|>"), up to the first other text."""
+    end = 0
+    for match in TAG_RE.finditer(text):
+        gap = text[end : match.start()]
+        if gap and not (gap.isidentifier() and end > 0):
+            break
+        end = match.end()
+    return text[:end]
 
 
 def find_assistant_header(prober: Prober, reasoning_markers: tuple[str, str]) -> str:

@@ -402,10 +402,13 @@ def header_forms(header: str) -> tuple[str, ...]:
 
 
 def turn_end_forms(turn_end: str) -> tuple[str, ...]:
-    """The turn end and its starts of two tags or more, longest first: the model stops at its end-of-turn
-    token, so "<|close|>response<|sep|><|close|>message<|sep|>" ends text without "<|end_of_msg|>"."""
-    ends = [m.end() for m in TAG_RE.finditer(turn_end)]
-    forms = [turn_end[:end] for end in ends[1:] if end < len(turn_end)]
+    """The turn end and its starts that end at a tag, longest first: the model stops at its end-of-turn
+    token, so "<|close|>response<|sep|><|close|>message<|sep|>" ends text without "<|end_of_msg|>", and
+    "<|eot_id|>" alone ends it where the template writes the next header after it (not "<|close|>", whose
+    word follows)."""
+    tags = list(TAG_RE.finditer(turn_end))
+    ends = [m.end() for i, m in enumerate(tags[:-1]) if i > 0 or tags[1].start() == m.end()]
+    forms = [turn_end[:end] for end in ends]  # a first tag counts alone when another tag follows at once
     return (turn_end, *reversed(forms)) if turn_end else ()
 
 
