@@ -136,6 +136,7 @@ def parse_case(
         generation_prompt=inputs.generation_prompt,
         id_prefix="call_",
         prefill=inputs.prefill,
+        json_answer=bool(case["json_schema"]),
     )
     for piece in pieces if pieces is not None else [case["input"]]:
         parser.feed(piece)

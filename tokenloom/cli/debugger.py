@@ -33,6 +33,8 @@ PARSE_HELP = """input fields (one JSON object per line):
   generation_prompt  the text the prompt ended with (e.g. "<think>\n"), when it matters
   prefill            the start of the assistant message the model continued (a final assistant message
                      in the conversation); the result is the whole message, prefill and text together
+  json_schema        the request's response_format schema (any JSON), when it asked for a JSON answer:
+                     a ```json fence around the answer is dropped
 
 output fields (one JSON object per line, in input order):
   content, reasoning_content   strings or null
@@ -109,6 +111,7 @@ def parse_line(request: dict[str, Any]) -> dict[str, Any]:
             generation_prompt=request.get("generation_prompt"),
             id_prefix="call_",
             prefill=str(request.get("prefill") or ""),
+            json_answer=request.get("json_schema") is not None,
         )
         events = list(parser.feed(str(request.get("text", ""))))
         if not request.get("partial"):

@@ -108,6 +108,8 @@ def test_parse_help_documents_the_json_line_input(capsys) -> None:  # type: igno
         "reasoning_format",
         "enable_thinking",
         "generation_prompt",
+        "prefill",
+        "json_schema",
     ):
         assert name in text
 
@@ -119,3 +121,19 @@ def test_unclosed_pythonic_calls_reach_the_content_whole() -> None:
     (result, _) = _parse({"template": lfm, "text": text, "tools": TOOLS})
     assert result["content"] == text and result["tool_calls"] == []
     assert "not closed" in str(result["error"])
+
+
+def test_json_schema_drops_a_json_fence_and_prefill_works_for_harmony() -> None:
+    fenced = '```json\n{"a": 1}\n```'
+    plain, json_answer, continued, _ = _parse(
+        {"template": QWEN3, "text": fenced},
+        {"template": QWEN3, "text": fenced, "json_schema": {"type": "object"}},
+        {
+            "template": str(TEMPLATES / "openai-gpt-oss-120b.jinja"),
+            "prefill": "<|channel|>final<|message|>Hello, ",
+            "text": "world!",
+        },
+    )
+    assert plain["content"] == fenced  # without a JSON request a fence is the model's own text
+    assert str(json_answer["content"]).strip() == '{"a": 1}'
+    assert continued["content"] == "Hello, world!"  # the whole message: prefill and continuation

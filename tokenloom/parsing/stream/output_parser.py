@@ -72,8 +72,10 @@ class AutoOutputParser:
         generation_prompt: str | None = None,
         id_prefix: str | None = None,
         prefill: str = "",
+        json_answer: bool = False,
     ) -> None:
-        """`prefill`: the start of the assistant message the model continues (the text after the generation
+        """`json_answer`: the request asked for a JSON answer (response_format json_schema); a ```json fence
+        around it is dropped. `prefill`: the start of the assistant message the model continues (the text after the generation
         prompt). It is read first, as if the model had written it, so parsing goes on in the state it
         leaves (inside reasoning, say); its events are not returned, but `message()` includes it."""
         content, structure = analysis.content, analysis.tools
@@ -106,6 +108,7 @@ class AutoOutputParser:
         self._wrappers = tuple(m for m in (content.content_start, content.content_end) if m)
         self._wrappers += structure.stop_markers  # dropped like wrappers when they reach the text
         self._wrappers += turn_end_forms(content.turn_end)
+        self._wrappers += ("```json", "```") if json_answer else ()
         self._wrappers += turn_end_forms(structure.calls_turn_end) if self._triggers else ()
         self._id_prefix = id_prefix if id_prefix is not None else f"call_{secrets.token_hex(6)}_"
         self._explicit_prefix = id_prefix is not None
@@ -421,6 +424,7 @@ def make_output_parser(
     generation_prompt: str | None = None,
     id_prefix: str | None = None,
     prefill: str = "",
+    json_answer: bool = False,
 ) -> AutoOutputParser | HarmonyOutputParser:
     """The output parser for one response of any template: harmony (gpt-oss) templates get
     `tokenloom.harmony`'s parser (channels, not markers; `enable_thinking` and `generation_prompt` do not
@@ -435,6 +439,7 @@ def make_output_parser(
             generation_prompt=generation_prompt,
             id_prefix=id_prefix,
             prefill=prefill,
+            json_answer=json_answer,
         )
     inline = reasoning_format == "none"
     if id_prefix is None:
