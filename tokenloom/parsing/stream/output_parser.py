@@ -74,10 +74,11 @@ class AutoOutputParser:
         prefill: str = "",
         json_answer: bool = False,
     ) -> None:
-        """`json_answer`: the request asked for a JSON answer (response_format json_schema); a ```json fence
-        around it is dropped. `prefill`: the start of the assistant message the model continues (the text after the generation
+        """`prefill`: the start of the assistant message the model continues (the text after the generation
         prompt). It is read first, as if the model had written it, so parsing goes on in the state it
-        leaves (inside reasoning, say); its events are not returned, but `message()` includes it."""
+        leaves (inside reasoning, say); its events are not returned, but `message()` includes it.
+        `json_answer`: the request asked for a JSON answer (response_format json_schema); a ```json fence
+        around it is dropped."""
         content, structure = analysis.content, analysis.tools
         extract = reasoning_format != "none" and bool(content.reasoning_end)
         forced = extract and is_forced_open(content, enable_thinking, generation_prompt)
