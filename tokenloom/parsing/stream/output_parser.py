@@ -7,56 +7,29 @@ which announces each call early and streams its arguments (its docstring states 
 
 from __future__ import annotations
 
-import re
 import secrets
 from enum import Enum
 from typing import Any, Literal
 
 from tokenloom.events import ContentDelta, Event, ParsedMessage, ReasoningDelta, ToolCall
 from tokenloom.harmony import HarmonyOutputParser
-from tokenloom.parsing.markers import TAG_RE, find_first, hold_back_len, partial_start
-from tokenloom.parsing.stream.section_stream import SectionStream
-from tokenloom.parsing.structures import (
-    SLOT_ID,
-    SLOTS,
-    ContentStructure,
-    ReasoningMode,
-    TemplateAnalysis,
-    ToolCallStructure,
-    literal_parts,
+from tokenloom.parsing.markers import find_first, hold_back_len, partial_start
+from tokenloom.parsing.stream.output_markers import (
+    after_last_tag,
+    call_opener,
+    header_forms,
+    is_forced_open,
+    tool_schemas,
+    turn_end_forms,
 )
+from tokenloom.parsing.stream.section_stream import SectionStream
+from tokenloom.parsing.structures import SLOT_ID, TemplateAnalysis, literal_parts
+
+__all__ = ["AutoOutputParser", "ReasoningFormat", "is_forced_open", "make_output_parser"]
 
 _Mode = Enum("_Mode", "REASONING CONTENT SECTION HELD")
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 ReasoningFormat = Literal["auto", "none"]
-
-
-def is_forced_open(
-    content: ContentStructure, enable_thinking: bool | None, generation_prompt: str | None
-) -> bool:
-    """Does the output start inside a reasoning block? The rendered generation prompt decides when given."""
-    if not content.reasoning_end:
-        return False
-    if not content.reasoning_start:
-        return True  # implicit start, e.g. Apriel's "[BEGIN FINAL RESPONSE]" ends unmarked reasoning
-    if generation_prompt is not None:
-        return generation_prompt.rstrip().endswith(content.reasoning_start)
-    if enable_thinking is True:
-        return content.forced_when_enabled
-    if enable_thinking is False:
-        return content.forced_when_disabled
-    return content.reasoning_mode is ReasoningMode.FORCED_OPEN
-
-
-def _tool_schemas(tools: list[dict[str, Any]] | None) -> dict[str, Any] | None:
-    if not tools:
-        return None
-    schemas: dict[str, Any] = {}
-    for tool in tools:
-        function = tool.get("function", tool) if isinstance(tool, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            schemas[function["name"]] = function.get("parameters") or {}
-    return schemas
 
 
 class AutoOutputParser:
@@ -87,7 +60,7 @@ class AutoOutputParser:
         reopen = not extract and reasoning_format == "none" and bool(content.reasoning_start)
         reopen = reopen and is_forced_open(content, enable_thinking, generation_prompt)
         self._structure = structure
-        self._schemas = _tool_schemas(tools)
+        self._schemas = tool_schemas(tools)
         self._triggers = structure.triggers if self._schemas is not None else ()
         # A call opener without its section opener ("<function=f>...</tool_call>") still starts a section.
         self._lead_text, self._bare_opener = call_opener(structure) if self._triggers else ("", "")
@@ -145,7 +118,7 @@ class AutoOutputParser:
         if forced and not content.reasoning_start and generation_prompt:
             # Reasoning with no opener starts where the prompt's last tag ends: text the prompt writes after
             # it ("<|begin_assistant|>\nHere are my reasoning steps:\n", Apriel) is the reasoning's start.
-            self._pending = _after_last_tag(generation_prompt).lstrip() + self._pending
+            self._pending = after_last_tag(generation_prompt).lstrip() + self._pending
         if prefill:
             self.feed(prefill)
             # Whitespace the prefill ends with ("Hello, ") is the prefill's own: it joins the message now
@@ -370,50 +343,6 @@ class AutoOutputParser:
         if self._explicit_prefix or not (s.id_path or SLOT_ID in s.call_pattern):
             return f"{self._id_prefix}{index}"
         return "".join(secrets.choice(_ALNUM) for _ in range(9))  # Mistral templates insist on 9 alnums
-
-
-_TAG_OR_WORD = re.compile(r"<[^<>\s]*>|<[^<>\s]*|[^\s<]+")
-
-
-def call_opener(structure: ToolCallStructure) -> tuple[str, str]:
-    """(what the model may leave out, the tag that then starts a call): ("<tool_call>\n", "<function=")
-    when a call is written "<tool_call>\n<function=...", ("<|tool_calls_section_begin|>",
-    "<|tool_call_begin|>") for Kimi's sections; ("", "") when a call starts with one tag only."""
-    pattern = structure.call_pattern
-    if not pattern or pattern[0] in SLOTS:
-        return "", ""
-    section = structure.tool_section_start if structure.tool_section_start.strip() else ""
-    literal = section + pattern[0]
-    parts = list(_TAG_OR_WORD.finditer(literal))
-    if len(parts) < 2 or not parts[0].group().endswith(">"):
-        return "", ""
-    opener = parts[1].group()
-    if opener[0] != "<" or not any(ch.isalpha() for ch in opener):  # a tag, not "[" or "{"
-        return "", ""
-    return literal[: parts[1].start()], opener
-
-
-def _after_last_tag(text: str) -> str:
-    tags = list(TAG_RE.finditer(text))
-    return text[tags[-1].end() :] if tags else ""
-
-
-def header_forms(header: str) -> tuple[str, ...]:
-    """An answer header and its ends that start at a tag, longest first: "<|START_OF_TURN_TOKEN|>
-    <|CHATBOT_TOKEN|>" and "<|CHATBOT_TOKEN|>"."""
-    starts = [m.start() for m in TAG_RE.finditer(header)]
-    return tuple(header[at:] for at in starts) if header else ()
-
-
-def turn_end_forms(turn_end: str) -> tuple[str, ...]:
-    """The turn end and its starts that end at a tag, longest first: the model stops at its end-of-turn
-    token, so "<|close|>response<|sep|><|close|>message<|sep|>" ends text without "<|end_of_msg|>", and
-    "<|eot_id|>" alone ends it where the template writes the next header after it (not "<|close|>", whose
-    word follows)."""
-    tags = list(TAG_RE.finditer(turn_end))
-    ends = [m.end() for i, m in enumerate(tags[:-1]) if i > 0 or tags[1].start() == m.end()]
-    forms = [turn_end[:end] for end in ends]  # a first tag counts alone when another tag follows at once
-    return (turn_end, *reversed(forms)) if turn_end else ()
 
 
 def make_output_parser(
