@@ -267,3 +267,20 @@ def test_remote_images_are_fetched_only_when_allowed(
     finally:
         server.stop()
         local.shutdown()
+
+
+def test_images_and_text_at_the_same_time(vclient: openai.OpenAI, projector: tuple[Path, int]) -> None:
+    """Different images in parallel slots, beside a text-only request: each prompt holds its own image."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(index: int) -> int:
+        if index == 0:
+            messages: list[Any] = [{"role": "user", "content": "Question 0: no picture."}]
+        else:
+            shade = (index * 60, 90, 20)
+            messages = [user_turn(data_uri(image_bytes(color=shade)), f"Question {index}: what is this?")]
+        return int(_chat(vclient, messages).usage.prompt_tokens)
+
+    with ThreadPoolExecutor(4) as pool:
+        counts = list(pool.map(ask, range(4)))
+    assert counts[1] == counts[2] == counts[3] > counts[0] + projector[1]
