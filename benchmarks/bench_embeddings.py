@@ -1,7 +1,11 @@
 """Embeddings per second for 256 short inputs: tokenloom's server at request batch sizes 1, 16 and 64,
 beside llama-cpp-python's `Llama(embedding=True).embed`, one input at a time, in the same run.
 
-    python benchmarks/bench_embeddings.py [--repeat 2]
+    python benchmarks/bench_embeddings.py [--repeat 2] [--engine]
+
+`--engine` adds tokenloom's embedding context in-process at 16 inputs a decode, with and without the
+vocabulary projection skipped (engine/embed_tap.py), to show what that projection costs. Each rate is
+printed as it is measured (a loaded machine makes a run long).
 """
 
 from __future__ import annotations
@@ -38,10 +42,18 @@ def peer_rate(model: object) -> float:
     return len(INPUTS) / (time.perf_counter() - start)
 
 
+def engine_rate(embedder: object, inputs: list[list[int]]) -> float:
+    start = time.perf_counter()
+    for i in range(0, len(inputs), 16):
+        embedder.submit(inputs[i : i + 16]).result.result()  # type: ignore[attr-defined]
+    return len(inputs) / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--engine", action="store_true", help="also the in-process embedding context")
     args = parser.parse_args()
     from llama_cpp import Llama
 
@@ -56,18 +68,44 @@ def main() -> None:
         verbose=False,
     )
     rates: dict[str, list[float]] = {}
+
+    def note(name: str, rate: float) -> None:
+        rates.setdefault(name, []).append(rate)
+        print(f"  {name}: {rate:.1f} inputs/s", flush=True)
+
+    engines = _engines(args.threads) if args.engine else {}
     try:
         server_rate(server.url, 16)  # warm-up: the embedding context is made by the first request
         for _ in range(args.repeat):  # interleaved, so both see the same machine load
             for batch in (1, 16, 64):
-                rates.setdefault(f"tokenloom batch {batch}", []).append(server_rate(server.url, batch))
-            rates.setdefault("llama-cpp-python embed, one at a time", []).append(peer_rate(peer))
+                note(f"tokenloom batch {batch}", server_rate(server.url, batch))
+            note("llama-cpp-python embed, one at a time", peer_rate(peer))
+            for name, (embedder, inputs) in engines.items():
+                note(name, engine_rate(embedder, inputs))
     finally:
         server.stop()
+        for embedder, _ in engines.values():
+            embedder.close()  # type: ignore[attr-defined]
     one_at_a_time = max(rates["llama-cpp-python embed, one at a time"])
     print(f"{'path':<42}{'inputs/s (best)':>16}{'vs one at a time':>18}")
     for name, values in rates.items():
         print(f"{name:<42}{max(values):>16.1f}{max(values) / one_at_a_time:>17.2f}x")
+
+
+def _engines(threads: int) -> dict[str, tuple[object, list[list[int]]]]:
+    from tokenloom.engine.embed import EmbedConfig, Embedder
+    from tokenloom.engine.model import load_model
+    from tokenloom.engine.vocab import Tokenizer
+
+    loaded = load_model(None)
+    tokenizer = Tokenizer(loaded)
+    inputs = [tokenizer.tokenize(text, add_bos=True, parse_special=False) for text in INPUTS]
+    out: dict[str, tuple[object, list[list[int]]]] = {}
+    for skip in (True, False):
+        name = "engine 16/decode, " + ("projection skipped" if skip else "projection computed")
+        embedder = Embedder(loaded, EmbedConfig(skip_output_layer=skip, n_threads=threads))
+        out[name] = (embedder, inputs)
+    return out
 
 
 if __name__ == "__main__":

@@ -135,3 +135,54 @@ def test_an_embeddings_only_server_embeds_and_refuses_generation(
         ollama = http.post("/api/embed", json={"model": "my-embedder", "input": ["Hello world"]})
         assert ollama.status_code == 200 and len(ollama.json()["embeddings"][0]) == 640
         assert http.get("/api/ps").json()["models"][0]["name"] == "my-embedder"
+
+
+RANK_OFFSET = -20.0  # the test reranker's classifier bias: its raw scores lie near -20, never in (0, 1)
+
+
+@pytest.fixture(scope="module")
+def rank_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A tiny BERT reranker (rank pooling, classifier head, random weights) the test writes itself."""
+    from tests.ggufs import write_bert_reranker
+    from tests.integration.conftest import _serve
+
+    path = tmp_path_factory.mktemp("reranker") / "tiny-reranker.gguf"
+    write_bert_reranker(path, words=("paris", "france", "capital", "bananas"), score_offset=RANK_OFFSET)
+    yield from _serve(tmp_path_factory, "rank", "--model", str(path), "--embeddings")
+
+
+def test_a_rank_pooling_gguf_is_served_through_its_classifier_head(rank_server: Any) -> None:
+    with httpx.Client(base_url=rank_server.url, timeout=60) as http:
+        body = {"query": "What is the capital of France?", "documents": DOCS, "return_documents": True}
+        reply = http.post("/v1/rerank", json=body)
+        assert reply.status_code == 200, reply.text
+        results = reply.json()["results"]
+        scores = [r["relevance_score"] for r in results]
+        assert sorted(r["index"] for r in results) == [0, 1, 2, 3]
+        assert scores == sorted(scores, reverse=True) and len(set(scores)) == 4
+        # raw classifier scores (the judging recipe's are probabilities in (0, 1))
+        assert all(abs(s - RANK_OFFSET) < 10 for s in scores)
+        assert all(r["document"]["text"] == DOCS[r["index"]] for r in results)
+        # each pair is scored alone: the same document alone, or as the other route, scores the same
+        for r in results[:2]:
+            alone = http.post(
+                "/rerank", json={"query": body["query"], "documents": [DOCS[r["index"]]]}
+            ).json()
+            assert alone["results"][0]["relevance_score"] == pytest.approx(r["relevance_score"], rel=1e-4)
+            assert alone["results"][0]["index"] == 0 and "document" not in alone["results"][0]
+        top = http.post("/v1/rerank", json={**body, "top_n": 2, "documents": [{"text": d} for d in DOCS]})
+        assert [r["index"] for r in top.json()["results"]] == [r["index"] for r in results[:2]]
+        assert reply.json()["usage"]["prompt_tokens"] > len(DOCS) * 3
+        for bad, param in [
+            ({"query": "q", "documents": []}, "documents"),
+            ({"query": "q", "documents": ["a"], "top_n": 0}, "top_n"),
+            ({"query": "q", "documents": ["a", "word " * 600]}, "documents[1]"),
+            ({"documents": ["a"]}, "query"),
+        ]:
+            refused = http.post("/v1/rerank", json=bad)
+            assert refused.status_code == 400, (bad, refused.text)
+            assert refused.json()["error"]["param"] == param
+        vectors = http.post("/v1/embeddings", json={"input": "hello"})
+        assert vectors.status_code == 400 and "/v1/rerank" in vectors.json()["error"]["message"]
+        chat = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
+        assert chat.status_code == 501

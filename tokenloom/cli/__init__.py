@@ -213,6 +213,18 @@ def add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="return embeddings as pooled, without L2 normalisation (default: unit vectors)",
     )
     serve.add_argument(
+        "--mmproj",
+        default=None,
+        help="a vision projector GGUF for the model (llama.cpp's mtmd): chat messages may then hold "
+        "images (PNG, JPEG, WebP as data: URIs or base64)",
+    )
+    serve.add_argument(
+        "--allow-remote-media",
+        action="store_true",
+        help="fetch http(s) image URLs named in requests (default: refused with a 400; the server "
+        "fetches nothing on a client's say-so)",
+    )
+    serve.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log verbosity"
     )
     serve.set_defaults(func=run_serve)
@@ -246,6 +258,7 @@ def run_serve(args: argparse.Namespace) -> int:
             max_backlog=args.stream_backlog,
             mask_timeout=args.mask_timeout,
             constraint_budget=args.constraint_budget,
+            mmproj=args.mmproj,
         ),
         chat_template_file=args.chat_template_file,
         cache_mode=cache_mode,
@@ -259,6 +272,7 @@ def run_serve(args: argparse.Namespace) -> int:
         embeddings_only=args.embeddings,
         embed_batch=args.embed_batch,
         normalize_embeddings=not args.no_normalize,
+        allow_remote_media=args.allow_remote_media,
     )
 
     def announce(state: ServerState) -> None:

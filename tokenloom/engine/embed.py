@@ -19,6 +19,7 @@ from typing import Any
 import llama_cpp as llama
 import numpy as np
 
+from tokenloom.engine.embed_tap import HiddenStateTap, pool_rows
 from tokenloom.engine.model import LoadedModel
 from tokenloom.errors import ContextOverflow, EngineError, Overloaded
 
@@ -45,6 +46,7 @@ class EmbedConfig:
     n_threads: int | None = None
     max_queue: int = 32  # jobs waiting; beyond it a 429
     flash_attention: bool = True
+    skip_output_layer: bool = True  # pool from the hidden states and stop before the logits (embed_tap.py)
 
 
 @dataclass(slots=True)
@@ -60,6 +62,7 @@ class Embedder:
     def __init__(self, loaded: LoadedModel, config: EmbedConfig | None = None) -> None:
         self.config = config or EmbedConfig()
         self.loaded = loaded
+        self._tap = HiddenStateTap() if self.config.skip_output_layer else None
         self._ctx = self._create_context()
         self.pooling = int(llama.llama_pooling_type(self._ctx))
         self.n_embd = int(loaded.n_embd)
@@ -84,6 +87,8 @@ class Embedder:
         threads = cfg.n_threads or 2
         params.n_threads = params.n_threads_batch = threads
         params.no_perf = True
+        if self._tap is not None:
+            params.cb_eval = self._tap.callback
         params.flash_attn_type = int(llama.LLAMA_FLASH_ATTN_TYPE_AUTO) if cfg.flash_attention else 0
         ctx = llama.llama_init_from_model(self.loaded.model, params)
         if not ctx:
@@ -182,8 +187,20 @@ class Embedder:
             last_rows.append(n - 1)
         batch.n_tokens = n
         llama.llama_memory_clear(self._memory, True)
-        if llama.llama_decode(self._ctx, batch) != 0:
-            raise EngineError("llama.cpp could not decode the embedding batch")
+        tapped = (
+            self._tap is not None and logit_tokens is None and self.pooling_name in ("mean", "cls", "last")
+        )
+        if tapped:
+            assert self._tap is not None
+            self._tap.expect(n, self.n_embd)
+        try:
+            if llama.llama_decode(self._ctx, batch) != 0:
+                raise EngineError("llama.cpp could not decode the embedding batch")
+        finally:
+            if self._tap is not None:
+                self._tap.disarm()
+        if tapped and self._tap is not None and self._tap.rows is not None:
+            return pool_rows(self._tap.rows, [len(tokens) for tokens in group], self.pooling_name)
         results: list[np.ndarray[Any, Any]] = []
         if logit_tokens is not None:
             n_vocab = int(llama.llama_vocab_n_tokens(self.loaded.vocab))

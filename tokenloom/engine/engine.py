@@ -21,9 +21,11 @@ from tokenloom.engine.detok import IncrementalDetokenizer
 from tokenloom.engine.jobs import Done, Job, JobEvent, JobHandle, LogitMask, Piece, deliver
 from tokenloom.engine.kvcache import pick_free_slot, plan_reuse
 from tokenloom.engine.masking import MaskBudget, MaskTask, MaskWorker
+from tokenloom.engine.media import MediaProjector
+from tokenloom.engine.media_tokens import is_placeholder, text_run, whole_images
 from tokenloom.engine.model import LoadedModel
 from tokenloom.engine.sampling import SamplingParams, StopMatcher, build_sampler, sample_from_logits
-from tokenloom.engine.scheduler import BatchPlan, plan_batch
+from tokenloom.engine.scheduler import BatchEntry, BatchPlan, plan_batch
 from tokenloom.engine.slots import Slot, SlotState
 from tokenloom.engine.vocab import Tokenizer
 from tokenloom.errors import ContextOverflow, EngineError, Overloaded
@@ -47,6 +49,7 @@ class EngineConfig:
     max_backlog: int = 64  # undelivered events a reader may fall behind before its slot pauses
     mask_timeout: float = 5.0  # seconds one constraint mask may take before its request ends
     constraint_budget: float = 60.0  # seconds of constraint work one request may use in total
+    mmproj: str | None = None  # a vision projector GGUF (--mmproj): images in prompts (engine/media.py)
 
 
 def flash_attention_type(cfg: EngineConfig) -> int:
@@ -110,6 +113,7 @@ class Engine:
         self._running = True
         budget = MaskBudget(self.config.mask_timeout, self.config.constraint_budget)
         self._masks = MaskWorker(self._wake, budget)
+        self.media = self._load_projector()
         self._thread = threading.Thread(target=self._run, name="tokenloom-scheduler", daemon=True)
         self._thread.start()
 
@@ -136,6 +140,12 @@ class Engine:
             raise EngineError("llama.cpp could not create a context (try a smaller --ctx-size)")
         return ctx
 
+    def _load_projector(self) -> MediaProjector | None:
+        if self.config.mmproj is None:
+            return None
+        threads = self.config.n_threads or max(1, min(os.cpu_count() or 1, 8))
+        return MediaProjector(self.config.mmproj, self.loaded.model, threads)
+
     # ---- caller side ------------------------------------------------------------------------------
     def submit(
         self,
@@ -145,6 +155,7 @@ class Engine:
         constraint: LogitMask | None = None,
         cache_prefix_len: int = 0,
         job_id: str = "",
+        images: dict[int, Any] | None = None,
     ) -> JobHandle:
         """Queue a generation; raises ContextOverflow or Overloaded instead of accepting what can't run."""
         if not prompt:
@@ -155,7 +166,8 @@ class Engine:
                 f"tokens (prompt + output) on this server"
             )
         job = Job(job_id=job_id, prompt=list(prompt), params=params, constraint=constraint)
-        job.cache_prefix_len = min(cache_prefix_len, len(prompt) - 1)
+        job.images = images or {}
+        job.cache_prefix_len = whole_images(job.prompt, min(cache_prefix_len, len(prompt) - 1))
         job.enqueued_at = time.monotonic()
         handle = JobHandle.for_current_loop(job)
         handle._on_cancel = self._wake
@@ -193,6 +205,8 @@ class Engine:
         self._thread.join(timeout=10)
         if self._thread.is_alive():
             return
+        if self.media is not None:
+            self.media.close()
         for job in list(self._waiting):
             job.emit(Done("cancelled", len(job.prompt), 0, 0, error="server shutting down"))
         llama.llama_batch_free(self._batch)
@@ -237,7 +251,11 @@ class Engine:
             self._collect_masks()
             self._admit()
             self._resume_waiting()
+            if self.media is not None:
+                self._evaluate_images()
             plan = plan_batch(self._all_slots(), self.config.n_batch, self.config.max_backlog)
+            if self.media is not None:
+                plan = _text_only(plan)
             if plan.entries:
                 self._decode(plan)
         finally:
@@ -278,7 +296,7 @@ class Engine:
             return  # filling another prefix right now; this job simply does not use the cache
         llama.llama_memory_seq_rm(self._memory, cache.seq_id, -1, -1)
         cache.cached = []
-        cache.job = Job(job_id="message-cache", prompt=prefix, params=SamplingParams())
+        cache.job = Job(job_id="message-cache", prompt=prefix, params=SamplingParams(), images=job.images)
         cache.job.enqueued_at = job.enqueued_at
         cache.state = SlotState.PREFILL
 
@@ -290,7 +308,8 @@ class Engine:
         slot.stop = StopMatcher(job.params.stop)
         handle = slot.sampler.handle
         for token in job.prompt[-max(job.params.penalty_last_n, 0) :]:
-            llama.llama_sampler_accept(handle, token)
+            if not is_placeholder(token):  # an image's positions are not tokens the sampler knows
+                llama.llama_sampler_accept(handle, token)
         if job.constraint is not None:  # the first mask is computed while the prompt is prefilled
             slot.mask_task = self._masks.submit(job.constraint, None, 0.0)
         self._place_prefix(slot)
@@ -333,6 +352,32 @@ class Engine:
             if len(leader.cached) >= slot.wait_until or not still_computing:
                 slot.wait_for = None
                 self._place_prefix(slot)
+
+    def _evaluate_images(self) -> None:
+        """Each prefilling slot whose next prompt token starts an image gets that image's embeddings
+        decoded into its sequence now (llama.cpp decodes them in a batch of their own)."""
+        assert self.media is not None
+        for slot in self._all_slots():
+            if slot.state is not SlotState.PREFILL or slot.job is None:
+                continue
+            remaining = slot.remaining_prompt()
+            if not remaining or not is_placeholder(remaining[0]):
+                continue
+            chunk = slot.job.images.get(remaining[0])
+            n_past = len(slot.cached)
+            if chunk is None or not self.media.evaluate(
+                self._ctx, chunk, n_past, slot.seq_id, self.config.n_batch
+            ):
+                logger.error("image evaluation failed at position %d of sequence %d", n_past, slot.seq_id)
+                llama.llama_memory_seq_rm(self._memory, slot.seq_id, n_past, -1)
+                if slot.is_cache:
+                    self._reset_cache_slot()
+                else:
+                    self._finish(slot, "error", error="the image could not be evaluated")
+                continue
+            slot.cached.extend(remaining[: chunk.n_tokens])
+            if slot.is_cache and not slot.remaining_prompt():
+                slot.release()
 
     def _decode(self, plan: BatchPlan) -> None:
         batch = self._batch
@@ -495,3 +540,16 @@ class Engine:
         with self._cond:
             self._n_inflight -= 1
         job.emit(done, self._outbox)
+
+
+def _text_only(plan: BatchPlan) -> BatchPlan:
+    """The plan with each prompt chunk cut before its first image placeholder (images are evaluated
+    apart, by `_evaluate_images`, once the text before them is in the cache)."""
+    entries: list[BatchEntry] = []
+    for entry in plan.entries:
+        keep = text_run(entry.tokens, len(entry.tokens))
+        if keep == len(entry.tokens):
+            entries.append(entry)
+        elif keep > 0:
+            entries.append(BatchEntry(entry.slot, entry.tokens[:keep], entry.start_pos, False))
+    return BatchPlan(entries)

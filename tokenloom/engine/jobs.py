@@ -57,6 +57,7 @@ class Job:
     params: SamplingParams
     constraint: LogitMask | None = None
     cache_prefix_len: int = 0  # leading prompt tokens to keep in sequence 0 (system/first-message cache)
+    images: dict[int, Any] = field(default_factory=dict)  # first placeholder -> media.ImageChunk
     cancelled: bool = False
     handle: JobHandle | None = None
     enqueued_at: float = 0.0

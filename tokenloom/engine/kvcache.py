@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tokenloom.engine.media_tokens import whole_images
 from tokenloom.engine.slots import Slot, SlotState, common_prefix_len
 
 MIN_COPY_GAIN = 16  # copying a whole sequence costs a memcpy; below this many tokens prefill is as cheap
@@ -31,16 +32,17 @@ class ReusePlan:
 def plan_reuse(slot: Slot, prompt: list[int], others: list[Slot]) -> ReusePlan:
     """Pick the cheapest way to get `prompt`'s prefix: own cache, a copy, or waiting for a leader.
 
-    At least the last prompt token is always decoded again, since its logits start generation.
+    At least the last prompt token is always decoded again, since its logits start generation; a prefix
+    never ends inside an image (its embeddings are decoded together).
     """
     limit = len(prompt) - 1
-    own = min(common_prefix_len(slot.cached, prompt), limit)
+    own = whole_images(prompt, min(common_prefix_len(slot.cached, prompt), limit))
     best_len, best_src = own, None
     best_wait, wait_src = own, None
     for other in others:
         if other is slot:
             continue
-        computed = min(common_prefix_len(other.cached, prompt), limit)
+        computed = whole_images(prompt, min(common_prefix_len(other.cached, prompt), limit))
         if computed > best_len:
             best_len, best_src = computed, other
         # a sequence still prefilling a prompt that shares more than it has computed so far
@@ -49,7 +51,7 @@ def plan_reuse(slot: Slot, prompt: list[int], others: list[Slot]) -> ReusePlan:
             and other.job is not None
             and not _waits_on(other, slot)
         ):
-            shared = min(common_prefix_len(other.job.prompt, prompt), limit)
+            shared = whole_images(prompt, min(common_prefix_len(other.job.prompt, prompt), limit))
             if shared > best_wait:
                 best_wait, wait_src = shared, other
     if wait_src is not None and best_wait >= max(best_len, own) + MIN_WAIT_GAIN:

@@ -6,9 +6,9 @@ the auto-parser) and `HarmonyFormat` (gpt-oss). Nothing outside them asks which 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from tokenloom.chat.fallback import GEMMA_TURNS
 from tokenloom.engine.vocab import Tokenizer
@@ -30,6 +30,7 @@ class Prompt:
     generation_prompt: str  # the text before the model's first token, minus any prefill
     prefill: str = ""  # the final assistant message's text the model continues (already in `text`)
     cache_prefix_len: int = 0  # leading tokens seed 003's cache keeps in sequence 0
+    images: dict[int, Any] = field(default_factory=dict)  # first placeholder -> engine media.ImageChunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class ChatFormat(Protocol):
     template: str  # the Jinja template text (harmony: the GGUF's, kept for `/props`-like reporting)
     template_source: str  # "gguf", "file" or "fallback"
     tokenizer: Tokenizer
+    accepts_images: bool  # whether `prompt` places ImageParts (their `prepared` tokens)
 
     def prompt(self, request: ChatRequest, policy: PrefixPolicy) -> Prompt: ...
 

@@ -30,6 +30,7 @@ class HarmonyFormat:
     template: str
     template_source: str
     tokenizer: Tokenizer
+    accepts_images: bool = False  # gpt-oss reads text only
 
     def prompt(self, request: ChatRequest, policy: PrefixPolicy) -> Prompt:
         tokens: list[int] = []

@@ -7,6 +7,7 @@ generation prompt, as llama-server does.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +21,15 @@ from tokenloom.parsing.stream.output_parser import is_forced_open, make_output_p
 from tokenloom.pipeline.budget import ReasoningMarkers
 from tokenloom.pipeline.chat_format import PrefixPolicy, Prompt, tokenize_prompt_text, with_bos
 from tokenloom.pipeline.guard import ControlTexts, HiddenSpecials
-from tokenloom.pipeline.request import ChatRequest
+from tokenloom.pipeline.request import ChatRequest, ImagePart
 from tokenloom.pipeline.tool_constraints import jinja_constraint
 
 # Written after the first message's content to find where it ends in the rendered prompt; private-use
 # characters no tokenizer-visible text contains, removed again before tokenizing.
 _CACHE_MARK = "\ue000tokenloom:cache-end\ue000"
+# Where an image goes, written as the image's text part; the tokenizer puts the image's tokens there.
+_IMAGE_MARK = "\ue000tokenloom:image:{}\ue000"
+_IMAGE_MARKS = re.compile("\ue000tokenloom:image:(\\d+)\ue000")
 
 
 @dataclass(slots=True)
@@ -39,10 +43,12 @@ class JinjaFormat:
     eos_token: str = ""
     keep_reasoning_in_content: bool = False  # the server's --reasoning-format none
     _controls: ControlTexts | None = None
+    accepts_images: bool = True  # placed where the template writes the image's part (engine/media.py)
 
     def prompt(self, request: ChatRequest, policy: PrefixPolicy) -> Prompt:
         hidden = HiddenSpecials(self.controls)  # request text never becomes control tokens (guard.py)
-        messages = [hidden.hide(message.template_dict()) for message in request.messages]
+        images = _Images()
+        messages = [hidden.hide(message.template_dict(images.mark)) for message in request.messages]
         prefill = ""
         if request.continues_assistant:
             prefill = hidden.hide(request.messages[-1].text())
@@ -60,13 +66,13 @@ class JinjaFormat:
         cache_end = text.find(_CACHE_MARK) if marked else -1
         if marked:
             text = text.replace(_CACHE_MARK, "")
-        tokens = self._tokenize_guarded(hidden, text + prefill)
+        tokens = self._tokenize_guarded(hidden, text + prefill, images)
         cache_len = 0
         if cache_end >= 0:
-            shared = common_prefix_len(self._tokenize_guarded(hidden, text[:cache_end]), tokens)
+            shared = common_prefix_len(self._tokenize_guarded(hidden, text[:cache_end], images), tokens)
             cache_len = shared if shared >= policy.min_tokens else 0
-        text, prefill = hidden.reveal(text), hidden.reveal(prefill)
-        return Prompt(text + prefill, tokens, text, prefill, cache_len)
+        text, prefill = hidden.reveal(images.reveal(text)), hidden.reveal(prefill)
+        return Prompt(text + prefill, tokens, text, prefill, cache_len, images.chunks())
 
     @property
     def controls(self) -> ControlTexts:
@@ -75,11 +81,23 @@ class JinjaFormat:
             self._controls = ControlTexts.of(self.tokenizer.control_texts)
         return self._controls
 
-    def _tokenize_guarded(self, hidden: HiddenSpecials, text: str) -> list[int]:
+    def _tokenize_guarded(self, hidden: HiddenSpecials, text: str, images: _Images) -> list[int]:
         def tokenize(run: str, special: bool) -> list[int]:
             return self.tokenizer.tokenize(run, add_bos=False, parse_special=special)
 
-        return with_bos(self.tokenizer, hidden.tokenize(text, tokenize))
+        if not images.parts:
+            return with_bos(self.tokenizer, hidden.tokenize(text, tokenize))
+        tokens: list[int] = []
+        at = 0
+        for match in _IMAGE_MARKS.finditer(text):
+            index = int(match.group(1))
+            if index >= len(images.parts):
+                continue  # not one of this request's marks: text like any other
+            tokens.extend(hidden.tokenize(text[at : match.start()], tokenize))
+            tokens.extend(images.parts[index].prepared.tokens)
+            at = match.end()
+        tokens.extend(hidden.tokenize(text[at:], tokenize))
+        return with_bos(self.tokenizer, tokens)
 
     def stops(self) -> tuple[str, ...]:
         return ()
@@ -153,3 +171,25 @@ def _mark_cache_end(messages: list[dict[str, Any]], policy: PrefixPolicy) -> boo
         messages[0] = {**first, "content": [*content[:-1], last]}
         return True
     return False
+
+
+class _Images:
+    """One render's images, in the order the template wrote them, each behind its numbered mark."""
+
+    def __init__(self) -> None:
+        self.parts: list[ImagePart] = []
+
+    def mark(self, part: ImagePart) -> str:
+        self.parts.append(part)
+        return _IMAGE_MARK.format(len(self.parts) - 1)
+
+    def reveal(self, text: str) -> str:
+        """The prompt text as a person reads it: each image as "<image>"."""
+        if not self.parts:
+            return text
+        return _IMAGE_MARKS.sub(
+            lambda m: "<image>" if int(m.group(1)) < len(self.parts) else m.group(0), text
+        )
+
+    def chunks(self) -> dict[int, Any]:
+        return {part.prepared.chunk.first_placeholder: part.prepared.chunk for part in self.parts}

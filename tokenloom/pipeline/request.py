@@ -7,6 +7,7 @@ to the fields its client wrote. Nothing here knows a wire shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,7 +24,19 @@ class TextPart:
     text: str
 
 
-ContentPart = TextPart
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image in a message's content: its bytes (a `data:` URI, base64) or a remote URL not fetched yet."""
+
+    data: bytes = b""
+    media_type: str | None = None  # as the client declared it ("image/png"); None when it declared none
+    url: str = ""  # an http(s) URL (fetched only with --allow-remote-media)
+    field: str = ""  # the client's own field path, e.g. "messages[0].content[1]": errors name it as is
+    prepared: Any = None  # the engine's media.ImageTokens, once the pipeline has tokenized the image
+
+
+ContentPart = TextPart | ImagePart
+ImageText = Callable[[ImagePart], str]  # the text an image stands as in the rendered prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +65,25 @@ class Message:
             return ""
         if isinstance(self.content, str):
             return self.content
-        return "".join(part.text for part in self.content)
+        return "".join(part.text for part in self.content if isinstance(part, TextPart))
 
-    def template_dict(self) -> dict[str, Any]:
-        """The OpenAI-shaped dict chat templates read (unset fields left out, as HF's tooling does)."""
+    def images(self) -> tuple[ImagePart, ...]:
+        if not isinstance(self.content, tuple):
+            return ()
+        return tuple(part for part in self.content if isinstance(part, ImagePart))
+
+    def template_dict(self, image_text: ImageText | None = None) -> dict[str, Any]:
+        """The OpenAI-shaped dict chat templates read (unset fields left out, as HF's tooling does); an
+        image is a text part holding `image_text(part)`, the marker the prompt's tokenizer replaces."""
         out: dict[str, Any] = {"role": self.role}
         if isinstance(self.content, tuple):
-            out["content"] = [{"type": "text", "text": part.text} for part in self.content]
+            out["content"] = [
+                {
+                    "type": "text",
+                    "text": part.text if isinstance(part, TextPart) else _image_text(part, image_text),
+                }
+                for part in self.content
+            ]
         elif self.content is not None:
             out["content"] = self.content
         if self.name is not None:
@@ -172,3 +197,9 @@ class ChatRequest:
         if self.continue_final_message is None:
             return last_is_assistant and not self.messages[-1].tool_calls
         return self.continue_final_message and last_is_assistant
+
+
+def _image_text(part: ImagePart, image_text: ImageText | None) -> str:
+    if image_text is None:
+        raise AssertionError(f"{part.field}: an image reached a prompt with no place for it")
+    return image_text(part)

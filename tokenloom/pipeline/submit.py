@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from tokenloom import grammar as g
 from tokenloom.constrain import check_spec
@@ -26,6 +26,7 @@ from tokenloom.events import Event, Finish, OutputParser, Usage
 from tokenloom.parsing.stream.plain import PlainOutputParser
 from tokenloom.pipeline.budget import ReasoningBudget
 from tokenloom.pipeline.chat_format import ChatFormat, PrefixPolicy, Prompt
+from tokenloom.pipeline.media import MediaError, prepare_images, request_images
 from tokenloom.pipeline.request import ChatRequest, Message
 
 
@@ -96,6 +97,7 @@ class Pipeline:
     policy: PrefixPolicy = field(default_factory=PrefixPolicy)
     observer: Observer | None = None
     cached_system: Message | None = None  # --system-prompt-cache: the system message in sequence 0
+    allow_remote_media: bool = False  # --allow-remote-media: fetch http(s) image URLs
     _longest_piece: int = 0  # bytes of the vocabulary's longest token, found on first need
 
     async def submit(self, request: ChatRequest) -> Submission:
@@ -103,6 +105,7 @@ class Pipeline:
         before anything is queued when it cannot run)."""
         request = self._with_cached_system(request)
         await asyncio.to_thread(self._check_size, request)
+        request = await asyncio.to_thread(self._prepare_images, request)
         prompt = await asyncio.to_thread(self.chat_format.prompt, request, self.policy)
         if prompt.cache_prefix_len and self.policy.mode == "system":
             self.cached_system = request.messages[0]
@@ -117,7 +120,7 @@ class Pipeline:
         params = request.sampling
         if self.chat_format.stops():
             params = dataclasses.replace(params, stop=params.stop + self.chat_format.stops())
-        handle = self._queue(prompt.tokens, params, mask, prompt.cache_prefix_len, "messages")
+        handle = self._queue(prompt.tokens, params, mask, prompt.cache_prefix_len, "messages", prompt.images)
         parser = self.chat_format.output_parser(request, prompt)
         return Submission(handle, parser, prompt, unenforced, self.observer)
 
@@ -133,7 +136,15 @@ class Pipeline:
 
     def count_tokens(self, request: ChatRequest) -> int:
         """How many tokens the request's prompt is (nothing is queued)."""
-        return len(self.chat_format.prompt(request, PrefixPolicy()).tokens)
+        return len(self.chat_format.prompt(self._prepare_images(request), PrefixPolicy()).tokens)
+
+    def _prepare_images(self, request: ChatRequest) -> ChatRequest:
+        """Images fetched (if allowed), checked and tokenized; a 400 naming the part when one is bad."""
+        images = request_images(request)
+        if images and not self.chat_format.accepts_images:
+            where = images[0].field
+            raise MediaError(f"{where}: this model's chat format takes no images", param=where)
+        return prepare_images(request, self.engine.media, self.allow_remote_media)
 
     def _queue(
         self,
@@ -142,6 +153,7 @@ class Pipeline:
         constraint: LogitMask | None,
         cache_prefix_len: int,
         prompt_field: str,
+        images: dict[int, Any] | None = None,
     ) -> JobHandle:
         try:
             return self.engine.submit(
@@ -149,6 +161,7 @@ class Pipeline:
                 params,
                 constraint=constraint,
                 cache_prefix_len=cache_prefix_len,
+                images=images,
             )
         except ContextOverflow as exc:
             exc.param = exc.param or prompt_field

@@ -13,11 +13,15 @@ from dataclasses import dataclass, field
 
 from tokenloom import grammar as g
 from tokenloom.errors import InvalidRequest
+from tokenloom.pipeline.media import MediaError, image_from_base64, image_from_url
 from tokenloom.pipeline.request import (
     ChatRequest,
+    ContentPart,
+    ImagePart,
     Message,
     OutputFormat,
     Reasoning,
+    TextPart,
     ToolCallRecord,
     ToolChoice,
     ToolSpec,
@@ -27,6 +31,7 @@ from tokenloom.server.wire import SamplingFields
 from tokenloom.server.wire_anthropic import (
     AnthropicMessage,
     ImageBlock,
+    ImageSource,
     MessagesRequest,
     RedactedThinkingBlock,
     TextBlock,
@@ -35,8 +40,6 @@ from tokenloom.server.wire_anthropic import (
     ToolUseBlock,
     _Conversation,
 )
-
-NO_IMAGES = "images need a vision projector (--mmproj), and this server has none loaded"
 
 
 @dataclass(slots=True)
@@ -89,19 +92,30 @@ def _user_turn(out: Conversation, message: AnthropicMessage, path: str) -> None:
     if isinstance(message.content, str):
         out.add(Message("user", message.content), f"{path}.content")
         return
-    texts: list[str] = []
+    parts: list[ContentPart] = []
     for j, block in enumerate(message.content):
         where = f"{path}.content[{j}]"
         if isinstance(block, TextBlock):
-            texts.append(block.text)
+            parts.append(TextPart(block.text))
         elif isinstance(block, ToolResultBlock):
             out.add(Message("tool", _result_text(block, where), tool_call_id=block.tool_use_id), where)
         elif isinstance(block, ImageBlock):
-            raise InvalidRequest(f"{where}: {NO_IMAGES}", param=where)
+            parts.append(_image(block.source, where))
         else:
             raise InvalidRequest(f"{where}: a user turn cannot hold a {block.type} block", param=where)
-    if texts:
-        out.add(Message("user", "".join(texts)), f"{path}.content")
+    if any(isinstance(part, ImagePart) for part in parts):
+        out.add(Message("user", tuple(parts)), f"{path}.content")
+    elif parts:
+        out.add(Message("user", "".join(p.text for p in parts if isinstance(p, TextPart))), f"{path}.content")
+
+
+def _image(source: ImageSource, where: str) -> ImagePart:
+    """An image block's source: base64 with its media type, or a URL (refused unless allowed)."""
+    if source.type == "base64" and source.data is not None:
+        return image_from_base64(source.data, where, media_type=source.media_type)
+    if source.type == "url" and source.url is not None:
+        return image_from_url(source.url, where)
+    raise MediaError(f"{where}: an image source is base64 (with data) or url (with url)", param=where)
 
 
 def _result_text(block: ToolResultBlock, where: str) -> str:
@@ -113,7 +127,8 @@ def _result_text(block: ToolResultBlock, where: str) -> str:
         parts: list[str] = []
         for k, part in enumerate(block.content):
             if isinstance(part, ImageBlock):
-                raise InvalidRequest(f"{where}.content[{k}]: {NO_IMAGES}", param=f"{where}.content[{k}]")
+                param = f"{where}.content[{k}]"
+                raise MediaError(f"{param}: images inside a tool_result are not supported", param=param)
             parts.append(part.text)
         text = "".join(parts)
     return f"Error: {text}" if block.is_error else text

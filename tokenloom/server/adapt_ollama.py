@@ -14,12 +14,21 @@ from collections import deque
 from tokenloom import grammar as g
 from tokenloom.engine.sampling import SamplingParams
 from tokenloom.errors import InvalidRequest
-from tokenloom.pipeline.request import ChatRequest, Message, OutputFormat, Reasoning, ToolCallRecord, ToolSpec
+from tokenloom.pipeline.media import image_from_base64
+from tokenloom.pipeline.request import (
+    ChatRequest,
+    ContentPart,
+    Message,
+    OutputFormat,
+    Reasoning,
+    TextPart,
+    ToolCallRecord,
+    ToolSpec,
+)
 from tokenloom.server.adapt_openai import checked_tools, sampling_params
 from tokenloom.server.wire import SamplingFields
 from tokenloom.server.wire_ollama import ChatBody, GenerateBody, Options, Think, _Common
 
-NO_IMAGES = "images need a vision projector (--mmproj), and this server has none loaded"
 DEFAULT_NUM_PREDICT = 2048  # Ollama's -1 means "until the context ends"; a slot's context bounds it anyway
 
 
@@ -70,8 +79,9 @@ def chat_messages(body: ChatBody) -> tuple[Message, ...]:
     unanswered: deque[str] = deque()
     for index, message in enumerate(body.messages):
         where = f"messages[{index}]"
-        if message.images:
-            raise InvalidRequest(f"{where}.images: {NO_IMAGES}", param=f"{where}.images")
+        if message.images and message.role != "user":
+            param = f"{where}.images"
+            raise InvalidRequest(f"{param}: only a user message may carry images", param=param)
         if message.role == "assistant":
             calls = []
             for j, call in enumerate(message.tool_calls or []):
@@ -87,7 +97,7 @@ def chat_messages(body: ChatBody) -> tuple[Message, ...]:
             call_id = unanswered.popleft() if unanswered else f"call_{index}"
             messages.append(Message("tool", message.content, name=message.tool_name, tool_call_id=call_id))
         else:
-            messages.append(Message(message.role, message.content))
+            messages.append(Message(message.role, _with_images(message.content, message.images, where)))
     if not messages:
         raise InvalidRequest("messages: at least one message is needed", param="messages")
     return tuple(messages)
@@ -119,7 +129,7 @@ def generate_request(body: GenerateBody, n_vocab: int, n_ctx_slot: int) -> ChatR
     """`/api/generate` without `raw`: the prompt as one user turn (after `system`) through the template."""
     _refuse_unsupported(body)
     messages = [Message("system", body.system)] if body.system else []
-    messages.append(Message("user", body.prompt))
+    messages.append(Message("user", _with_images(body.prompt, body.images, "")))
     return ChatRequest(
         messages=tuple(messages),
         sampling=sampling(body, n_vocab, n_ctx_slot),
@@ -130,8 +140,6 @@ def generate_request(body: GenerateBody, n_vocab: int, n_ctx_slot: int) -> ChatR
 
 
 def _refuse_unsupported(body: GenerateBody) -> None:
-    if body.images:
-        raise InvalidRequest(f"images: {NO_IMAGES}", param="images")
     if body.suffix:
         raise InvalidRequest("suffix: fill-in-the-middle is not supported by this server", param="suffix")
     if body.template:
@@ -144,6 +152,8 @@ def _refuse_unsupported(body: GenerateBody) -> None:
 def raw_prompt(body: GenerateBody) -> str:
     """`raw: true`: the prompt exactly as given, no template."""
     _refuse_unsupported(body)
+    if body.images:
+        raise InvalidRequest("images: a raw prompt takes no images (send them without raw)", param="images")
     if body.format is not None:
         raise InvalidRequest("format: a raw prompt cannot be constrained here", param="format")
     return body.prompt
@@ -156,3 +166,15 @@ def rename(param: str) -> str:
     if param in ("max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "repeat_penalty"):
         return "options." + {"max_tokens": "num_predict"}.get(param, param)
     return param
+
+
+def _with_images(text: str, images: list[str] | None, where: str) -> str | tuple[ContentPart, ...]:
+    """A user turn's text, after its images (base64, no media type: the bytes say what they are)."""
+    if not images:
+        return text
+    prefix = f"{where}." if where else ""
+    parts: list[ContentPart] = [
+        image_from_base64(data, f"{prefix}images[{k}]") for k, data in enumerate(images)
+    ]
+    parts.append(TextPart(text))
+    return tuple(parts)

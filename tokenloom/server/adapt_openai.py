@@ -14,8 +14,10 @@ from typing import Any
 from tokenloom import grammar as g
 from tokenloom.engine.sampling import SamplingParams
 from tokenloom.errors import InvalidRequest
+from tokenloom.pipeline.media import image_from_url
 from tokenloom.pipeline.request import (
     ChatRequest,
+    ContentPart,
     Message,
     OutputFormat,
     Reasoning,
@@ -28,6 +30,7 @@ from tokenloom.server.wire import (
     ChatCompletionRequest,
     ChatMessage,
     ChatOptions,
+    ImageUrlPart,
     NamedToolChoice,
     SamplingFields,
     Tool,
@@ -110,9 +113,14 @@ def message_of(message: ChatMessage, where: str) -> Message:
             param = f"{where}.tool_calls[{j}].function.arguments"
             raise InvalidRequest(f"{param}: not valid JSON ({exc})", param=param) from exc
         calls.append(ToolCallRecord(call.function.name, arguments, call.id))
-    content: str | tuple[TextPart, ...] | None
+    content: str | tuple[ContentPart, ...] | None
     if isinstance(message.content, list):
-        content = tuple(TextPart(part.text) for part in message.content)
+        content = tuple(
+            image_from_url(part.image_url.url, f"{where}.content[{j}]")
+            if isinstance(part, ImageUrlPart)
+            else TextPart(part.text)
+            for j, part in enumerate(message.content)
+        )
     else:
         content = message.content
     return Message(

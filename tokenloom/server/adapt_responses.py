@@ -14,11 +14,14 @@ from typing import Any
 from tokenloom import grammar as g
 from tokenloom.errors import InvalidRequest
 from tokenloom.events import ParsedMessage
+from tokenloom.pipeline.media import MediaError, image_from_url
 from tokenloom.pipeline.request import (
     ChatRequest,
+    ContentPart,
     Message,
     OutputFormat,
     Reasoning,
+    TextPart,
     ToolCallRecord,
     ToolChoice,
     ToolSpec,
@@ -28,6 +31,7 @@ from tokenloom.server.wire import SamplingFields
 from tokenloom.server.wire_responses import (
     FunctionCallItem,
     FunctionCallOutputItem,
+    InputImage,
     InputText,
     MessageItem,
     NamedFunction,
@@ -75,9 +79,8 @@ def input_messages(body: ResponsesRequest) -> list[Message]:
     reasoning: str | None = None
     for index, item in enumerate(body.input):
         if isinstance(item, MessageItem):
-            messages.append(
-                Message(item.role, _text(item.content), reasoning_content=_take(reasoning, item.role))
-            )
+            content = _content(item.content, f"input[{index}]")
+            messages.append(Message(item.role, content, reasoning_content=_take(reasoning, item.role)))
             reasoning = None if item.role == "assistant" else reasoning
         elif isinstance(item, FunctionCallItem):
             _check_arguments(item.arguments, f"input[{index}].arguments")
@@ -136,6 +139,24 @@ def _take(reasoning: str | None, role: str) -> str | None:
 
 def _text(content: str | list[InputText]) -> str:
     return content if isinstance(content, str) else "".join(part.text for part in content)
+
+
+def _content(content: str | list[InputText | InputImage], where: str) -> str | tuple[ContentPart, ...]:
+    """A message's content: one string, or text and image parts when it holds an image."""
+    if isinstance(content, str):
+        return content
+    if not any(isinstance(part, InputImage) for part in content):
+        return "".join(part.text for part in content if isinstance(part, InputText))
+    parts: list[ContentPart] = []
+    for j, part in enumerate(content):
+        field = f"{where}.content[{j}]"
+        if isinstance(part, InputText):
+            parts.append(TextPart(part.text))
+        elif part.image_url is not None:
+            parts.append(image_from_url(part.image_url, field))
+        else:
+            raise MediaError(f"{field}: an input_image needs image_url (there is no files API)", param=field)
+    return tuple(parts)
 
 
 def _check_arguments(arguments: str, param: str) -> None:

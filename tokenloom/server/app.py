@@ -113,7 +113,9 @@ def _load(state: ServerState) -> None:
     tune_gc()
     policy = PrefixPolicy(config.cache_mode, config.cache_min_tokens)
     state.loaded, state.tokenizer = loaded, engine.tokenizer
-    state.pipeline = Pipeline(engine, chat_format, policy, observer=state.metrics)
+    state.pipeline = Pipeline(
+        engine, chat_format, policy, observer=state.metrics, allow_remote_media=config.allow_remote_media
+    )
 
 
 def _model_id(config: ServerConfig, loaded: LoadedModel) -> str:

@@ -17,7 +17,7 @@ def fields_named(rename: Rename) -> Iterator[None]:
     try:
         yield
     except InvalidRequest as exc:
-        if exc.param is not None:
+        if exc.param is not None and not getattr(exc, "names_own_field", False):
             new = rename(exc.param)
             if new != exc.param:
                 if exc.message.startswith(exc.param):

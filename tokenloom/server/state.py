@@ -34,6 +34,7 @@ class ServerConfig:
     normalize_embeddings: bool = True  # --no-normalize turns the L2 normalisation off
     embeddings_only: bool = False  # --embeddings: an embedding model; no generation engine at all
     embed_batch: int = 512  # --embed-batch: tokens the embedding context decodes together (longest input)
+    allow_remote_media: bool = False  # --allow-remote-media: fetch http(s) image URLs (default: a 400)
 
 
 @dataclass(slots=True)

@@ -21,6 +21,19 @@ class TextPart(_Model):
     text: str
 
 
+class ImageUrl(_Model):
+    url: str  # a data: URI (data:image/png;base64,...) or an http(s) URL (refused unless allowed)
+    detail: str | None = None  # accepted and ignored: the projector decides the resolution
+
+
+class ImageUrlPart(_Model):
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+ContentPart = Annotated[TextPart | ImageUrlPart, Field(discriminator="type")]
+
+
 class FunctionCall(_Model):
     name: str
     arguments: str = "{}"
@@ -44,7 +57,7 @@ class ToolCallIn(_Model):
 
 class ChatMessage(_Model):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[TextPart] | None = None
+    content: str | list[ContentPart] | None = None
     name: str | None = None
     tool_calls: list[ToolCallIn] | None = None
     tool_call_id: str | None = None
@@ -61,7 +74,7 @@ class ChatMessage(_Model):
             return ""
         if isinstance(self.content, str):
             return self.content
-        return "".join(part.text for part in self.content)
+        return "".join(part.text for part in self.content if isinstance(part, TextPart))
 
 
 class FunctionDef(_Model):

@@ -18,12 +18,22 @@ class InputText(_Model):
     text: str
 
 
+class InputImage(_Model):
+    type: Literal["input_image"]
+    image_url: str | None = None  # a data: URI, or an http(s) URL (refused unless allowed)
+    file_id: str | None = None  # not served: there is no files API
+    detail: str | None = None  # accepted and ignored
+
+
+MessagePart = Annotated[InputText | InputImage, Field(discriminator="type")]
+
+
 class MessageItem(_Model):
-    """A conversation message; `content` is a string or text parts."""
+    """A conversation message; `content` is a string or text and image parts."""
 
     type: Literal["message"] = "message"
     role: Literal["user", "assistant", "system", "developer"]
-    content: str | list[InputText]
+    content: str | list[MessagePart]
 
 
 class FunctionCallItem(_Model):

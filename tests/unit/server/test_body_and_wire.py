@@ -53,7 +53,7 @@ def test_arguments_accepted_as_string_or_object() -> None:
             {"messages": [{"role": "user", "content": "x"}, {"role": "bot", "content": "x"}]},
             "messages[1].role",
         ),
-        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "messages[0].content[0].type"),
+        ({"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, "messages[0].content[0]"),
         ({"messages": [{"role": "user", "content": "x"}], "seed": 2**32 + 5}, "seed"),
         (
             {"messages": [{"role": "user", "content": "x"}], "tool_choice": {"type": "function"}},
