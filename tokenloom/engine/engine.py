@@ -24,6 +24,7 @@ from tokenloom.engine.masking import MaskBudget, MaskTask, MaskWorker
 from tokenloom.engine.media import MediaProjector
 from tokenloom.engine.media_tokens import is_placeholder, text_run, whole_images
 from tokenloom.engine.model import LoadedModel
+from tokenloom.engine.pages import anonymous_ranges, release_zeroed_pages
 from tokenloom.engine.sampling import SamplingParams, StopMatcher, build_sampler, sample_from_logits
 from tokenloom.engine.scheduler import BatchEntry, BatchPlan, plan_batch
 from tokenloom.engine.slots import Slot, SlotState
@@ -32,6 +33,7 @@ from tokenloom.errors import ContextOverflow, EngineError, Overloaded
 
 logger = logging.getLogger(__name__)
 
+SLOW_STEP_SECONDS = 0.25  # a step this long is an inter-token stall: logged (debug) with what it held
 CACHE_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "bf16": 30}
 
 
@@ -99,6 +101,8 @@ class Engine:
         self.tokenizer = Tokenizer(loaded)
         self.n_vocab = self.tokenizer.n_vocab
         self.vocab = self.tokenizer.vocab  # every piece, for constraint tries: built once, at start-up
+        # per-token answers from those tables, not from a ctypes call each
+        self._pieces, self._eog_ids = self.vocab.pieces, self.vocab.eog_ids
         self._ctx = self._create_context()
         self._memory = llama.llama_get_memory(self._ctx)
         # a unified cache reports its whole size per sequence; a request still gets one slot's share
@@ -109,6 +113,7 @@ class Engine:
         self._waiting: deque[Job] = deque()
         self._outbox: list[tuple[JobHandle, JobEvent]] = []  # this step's events, delivered together
         self._n_inflight = 0
+        self._decode_seconds = 0.0  # the last llama_decode's wall time (slow-step diagnosis)
         self._cond = threading.Condition()
         self._running = True
         budget = MaskBudget(self.config.mask_timeout, self.config.constraint_budget)
@@ -135,9 +140,11 @@ class Engine:
         params.kv_unified = unified_kv(cfg)
         params.flash_attn_type = flash_attention_type(cfg)
         params.no_perf = True
+        mapped_before = anonymous_ranges()
         ctx = llama.llama_init_from_model(self.loaded.model, params)
         if not ctx:
             raise EngineError("llama.cpp could not create a context (try a smaller --ctx-size)")
+        release_zeroed_pages(mapped_before)  # the cleared KV cache: resident only once it holds tokens
         return ctx
 
     def _load_projector(self) -> MediaProjector | None:
@@ -226,7 +233,10 @@ class Engine:
                     self._cond.wait(timeout=0.5)
                     continue
             try:
+                started, self._decode_seconds = time.perf_counter(), 0.0
                 plan = self.step()
+                if time.perf_counter() - started > SLOW_STEP_SECONDS:
+                    self._log_slow_step(plan, time.perf_counter() - started)
                 if not plan.entries and self._has_work():
                     with self._cond:  # every busy slot waits (a slow reader, a shared prefix): sleep
                         self._cond.wait(timeout=0.01)
@@ -237,6 +247,19 @@ class Engine:
                         self._finish(slot, "error", error="internal engine error")
                 outbox, self._outbox = self._outbox, []
                 deliver(outbox)
+
+    def _log_slow_step(self, plan: BatchPlan, seconds: float) -> None:
+        """A step that stalled every stream: was it llama_decode (CPU taken by other processes, a long
+        prefill chunk) or the Python around it?"""
+        decoding = sum(1 for e in plan.entries if e.wants_logits and len(e.tokens) == 1)
+        logger.debug(
+            "slow step: %.3f s, llama_decode %.3f s, %d tokens (%d decoding slots, %d prompt tokens)",
+            seconds,
+            self._decode_seconds,
+            plan.n_tokens,
+            decoding,
+            plan.n_tokens - decoding,
+        )
 
     def _all_slots(self) -> list[Slot]:
         return [self.cache_slot, *self.slots]
@@ -396,7 +419,9 @@ class Engine:
                 batch.logits[n - 1] = 1
                 logit_rows.append((entry.slot, n - 1))
         batch.n_tokens = n
+        started = time.perf_counter()
         rc = llama.llama_decode(self._ctx, batch)
+        self._decode_seconds = time.perf_counter() - started
         if rc != 0:
             logger.error("llama_decode returned %d for %d tokens", rc, n)
             for entry in plan.entries:
@@ -485,12 +510,12 @@ class Engine:
             token = sample_from_logits(slot.sampler, held)
         else:
             token = int(llama.llama_sampler_sample(slot.sampler.handle, self._ctx, row))
-        if self.tokenizer.is_eog(token) and not job.params.ignore_eos:
+        if token in self._eog_ids and not job.params.ignore_eos:
             self._finish(slot, "stop")  # a constraint allowed the end only where its output may end
             return
         slot.n_generated += 1
         assert slot.detok is not None and slot.stop is not None
-        text, hit_stop = slot.stop.feed(slot.detok.feed(self.tokenizer.piece(token)))
+        text, hit_stop = slot.stop.feed(slot.detok.feed(self._pieces[token]))
         if text:
             job.emit(Piece(text, token), self._outbox)
         if hit_stop:

@@ -22,6 +22,7 @@ from tokenloom.events import (
     ToolCallStart,
     Usage,
 )
+from tokenloom.server.sse import TextFrame, sse_data
 
 
 def usage_body(usage: Usage) -> dict[str, Any]:
@@ -42,6 +43,8 @@ class ChunkEncoder:
     include_usage: bool = False
     created: int = field(default_factory=lambda: int(time.time()))
     _call_ids: dict[int, str] = field(default_factory=dict)
+    _content_frame: TextFrame | None = None
+    _reasoning_frame: TextFrame | None = None
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {
@@ -54,6 +57,20 @@ class ChunkEncoder:
 
     def opening(self) -> dict[str, Any]:
         return self._chunk({"role": "assistant", "content": ""})
+
+    def frames(self, event: Event) -> list[bytes]:
+        """`encode(event)` as SSE frames; a text delta (nearly every token) fills a frame rendered once."""
+        if isinstance(event, ContentDelta) and event.text:
+            if self._content_frame is None:
+                self._content_frame = TextFrame.around(lambda text: self._chunk({"content": text}))
+            return [self._content_frame.render(event.text)]
+        if isinstance(event, ReasoningDelta) and event.text:
+            if self._reasoning_frame is None:
+                self._reasoning_frame = TextFrame.around(
+                    lambda text: self._chunk({"reasoning_content": text})
+                )
+            return [self._reasoning_frame.render(event.text)]
+        return [sse_data(chunk) for chunk in self.encode(event)]
 
     def encode(self, event: Event) -> list[dict[str, Any]]:
         if isinstance(event, ContentDelta):
@@ -173,6 +190,7 @@ class CompletionEncoder:
     created: int = field(default_factory=lambda: int(time.time()))
     text: list[str] = field(default_factory=list)
     finish: Finish | None = None
+    _text_frame: TextFrame | None = None
 
     def chunk(self, text: str, finish: str | None, usage: Usage | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -185,6 +203,14 @@ class CompletionEncoder:
         if usage is not None:
             out["usage"] = usage_body(usage)
         return out
+
+    def frames(self, event: Event) -> list[bytes]:
+        """`encode(event)` as SSE frames; a text delta (nearly every token) fills a frame rendered once."""
+        if isinstance(event, ContentDelta) and event.text:
+            if self._text_frame is None:
+                self._text_frame = TextFrame.around(lambda text: self.chunk(text, None))
+            return [self._text_frame.render(event.text)]
+        return [sse_data(chunk) for chunk in self.encode(event)]
 
     def encode(self, event: Event) -> list[dict[str, Any]]:
         if isinstance(event, ContentDelta) and event.text:

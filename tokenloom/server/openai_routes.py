@@ -86,7 +86,7 @@ async def chat_completions(request: Request) -> Response:
         frames = stream_frames(
             submission,
             opening=lambda: [sse_data(encoder.opening())],
-            encode=lambda event: [sse_data(chunk) for chunk in encoder.encode(event)],
+            encode=encoder.frames,
             failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type, exc.code))],
             closing=lambda: [SSE_DONE],
         )
@@ -113,7 +113,7 @@ async def completions(request: Request) -> Response:
         frames = stream_frames(
             submission,
             opening=lambda: (),
-            encode=lambda event: [sse_data(chunk) for chunk in encoder.encode(event)],
+            encode=encoder.frames,
             failed=lambda exc: [sse_data(encoder.error(exc.message, exc.type, exc.code))],
             closing=lambda: [SSE_DONE],
         )

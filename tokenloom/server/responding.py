@@ -49,7 +49,11 @@ async def stream_frames(
     try:
         for frame in opening():
             yield frame
-        events = _with_keepalive(submission.events(), keepalive_seconds if keepalive else None)
+        events: AsyncIterator[Event | None] = (  # without keepalives, one generator less per token
+            submission.events()
+            if keepalive is None
+            else _with_keepalive(submission.events(), keepalive_seconds)
+        )
         async for event in events:
             for frame in encode(event) if event is not None else keepalive() if keepalive else ():
                 yield frame
