@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenloom.chat.render import render_chat
+from tokenloom.cli.roundtrip import FIXED_CLOCK
 from tokenloom.events import ParsedMessage
 from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.parsing.markers import TAG_RE
@@ -51,7 +52,7 @@ def _render(template: str, case: dict[str, Any], messages: list[dict[str, Any]],
         messages,
         tools=case["tools"] or None,
         add_generation_prompt=add_gen,
-        template_kwargs={"enable_thinking": case["enable_thinking"]},
+        template_kwargs={"enable_thinking": case["enable_thinking"], **FIXED_CLOCK},
     )
 
 

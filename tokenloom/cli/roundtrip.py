@@ -10,7 +10,14 @@ from typing import Any
 
 from tokenloom.events import ParsedMessage, ParseError, ToolCall
 from tokenloom.parsing.analysis.analyze import analyze
-from tokenloom.parsing.analysis.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
+from tokenloom.parsing.analysis.probes import (
+    CONTENT_TEXT,
+    PROBE_CLOCK,
+    cut_output,
+    flat_tools,
+    strip_turn_end,
+    try_render,
+)
 from tokenloom.parsing.analysis.reasoning_analysis import thinking_kwargs
 from tokenloom.parsing.stream.output_parser import is_forced_open, make_output_parser
 from tokenloom.parsing.structures import ContentStructure, ToolCallStructure
@@ -48,6 +55,7 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+FIXED_CLOCK = PROBE_CLOCK  # templates that print the time print the same one in every render of a case
 CODE = "def double(x):\n    return x * 2\n\nprint(double(21))"
 WEATHER = {"location": "Paris", "days": 3}
 RUN = {"code": CODE, "options": {"timeout": 5, "flags": ["-v", "--fast"]}}
@@ -170,7 +178,7 @@ def round_trip_cases(template: str, template_name: str = "") -> list[Case]:
     user = {"role": "user", "content": "What is the weather in Paris?"}
 
     def render_turn(messages: list[dict[str, Any]], add_generation_prompt: bool = False) -> str | None:
-        kwargs = thinking_kwargs(True)
+        kwargs = {**thinking_kwargs(True), **FIXED_CLOCK}
         return try_render(
             template,
             messages,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenloom.cli.roundtrip import TOOLS, Case, _as_template_wants, _call, _expected
+from tokenloom.cli.roundtrip import FIXED_CLOCK, TOOLS, Case, _as_template_wants, _call, _expected
 from tokenloom.events import ParsedMessage
 from tokenloom.parsing.analysis.analyze import analyze
 from tokenloom.parsing.analysis.probes import CONTENT_TEXT, cut_output, flat_tools, strip_turn_end, try_render
@@ -101,7 +101,7 @@ def wide_cases(template: str, template_name: str = "") -> list[Case]:
     has_reasoning = caps.supports_reasoning or caps.is_harmony
     cases: list[Case] = []
     for scenario in scenarios(has_tools, has_reasoning):
-        kwargs = thinking_kwargs(scenario.thinking)
+        kwargs = {**thinking_kwargs(scenario.thinking), **FIXED_CLOCK}
         history = scenario.history or [USER]
 
         def render(messages: list[dict[str, Any]], gen: bool, kw: dict[str, Any] = kwargs) -> str | None:

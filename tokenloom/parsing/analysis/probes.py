@@ -30,6 +30,8 @@ ID_B = "f5g6h7i8j"
 ARGS_A: dict[str, Any] = {"key_one": "value_one", "key_two": 7}
 ARGS_B: dict[str, Any] = {"key_three": "value_three"}
 
+# Templates that print the time (firefunction's `datetime`) print the same one in every probe of a template
+PROBE_CLOCK = {"datetime": "Jan 01 2026 00:00:00 GMT"}
 PROBE_TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
@@ -102,7 +104,7 @@ class Prober:
             [self.user],
             tools=self.tools,
             add_generation_prompt=add_generation_prompt,
-            template_kwargs=kwargs,
+            template_kwargs={**PROBE_CLOCK, **(kwargs or {})},
         )
 
     def generation_prompt(self, kwargs: dict[str, Any] | None = None) -> str | None:
@@ -121,7 +123,7 @@ class Prober:
             [self.user, assistant],
             tools=self.tools,
             add_generation_prompt=False,
-            template_kwargs=kwargs,
+            template_kwargs={**PROBE_CLOCK, **(kwargs or {})},
         )
         prompt = self.prompt(True, kwargs)
         if full is None or prompt is None:

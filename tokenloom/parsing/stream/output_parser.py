@@ -378,6 +378,6 @@ def make_output_parser(
         harmony = HarmonyOutputParser(
             tools=tools, make_call_id=lambda index: f"{id_prefix}{index}", inline_reasoning=inline
         )
-    if prefill:
-        harmony.feed(prefill)
+    if prefill:  # plain text is the answer being continued: its header is implied
+        harmony.feed(prefill if "<|" in prefill else "<|channel|>final<|message|>" + prefill)
     return harmony
