@@ -127,6 +127,13 @@ class StrFrame:
             remaining = min(remaining, limit)
         return FreeRun(klass, remaining) if remaining > 0 else None
 
+    def pattern(self) -> tuple[DState, int, int, int | None] | None:
+        """(pattern state, chars read, minLength, maxLength) while plain content is read; None in
+        escapes and in strings without a pattern."""
+        if self.esc or self.regex is None:
+            return None
+        return self.regex, self.count, self.schema.min_len, self.schema.max_len
+
     def _narrow_universal(self) -> CharSet | None:
         """The chars this pattern state takes, when they are nearly all string chars, no run of them
         can kill it, and neither its own loop nor a delegation covers as much (e.g. `^[^/].*`)."""

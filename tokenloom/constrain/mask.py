@@ -16,6 +16,8 @@ import numpy.typing as npt
 
 from tokenloom.constrain.charset import ANY, CharSet, utf8_len, utf8_prefix_range
 from tokenloom.constrain.parser import ParserState
+from tokenloom.constrain.pattern_mask import pattern_verdict
+from tokenloom.constrain.regex import DState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
 
 # (a shared base mask or None, a private base as packed bits or None, ids added, ids taken from the base)
@@ -369,8 +371,52 @@ def _byte_table(klass: CharSet) -> tuple[BoolArray, frozenset[int]]:
     return hit
 
 
+def _pattern_top(st: ParserState) -> tuple[DState, int, int, int | None] | None:
+    """The pattern string every stack of `st` is reading (one same top frame), if any."""
+    tops = {stack[-1] if stack else None for stack in st.stacks}
+    top = tops.pop() if len(tops) == 1 else None
+    hint = getattr(top, "pattern", None)
+    return hint() if hint is not None else None
+
+
+def _pattern_parts(trie: ByteTrie, st: ParserState) -> MaskParts | None:
+    """Inside a pattern string: the DFA's verdict on every token that stays inside; those that close it
+    by their tail after the quote (from the state the string returns to); the few others one by one."""
+    hint = _pattern_top(st)
+    if hint is None:
+        return None
+    d, count, min_len, max_len = hint
+    got = pattern_verdict(trie, d)
+    if got is None:
+        return None
+    verdict, views = got
+    full = verdict.inside.copy()
+    if max_len is not None and max_len - count < trie.max_len:
+        full &= views.nchars_id <= max_len - count
+    total = count + verdict.quote_chars
+    ok = verdict.quote_ok & (total >= min_len)
+    if max_len is not None:
+        ok &= total <= max_len
+    if ok.any():
+        parent = st.grammar.state(tuple(dict.fromkeys(stack[:-1] for stack in st.stacks)))
+        after = _accepted_tails(views.quote_tails, parent).copy()
+        if views.empty_tail is not None:
+            after[views.empty_tail] = True
+        rows = verdict.quote_rows[ok]
+        full[trie.ids[rows[after[verdict.quote_tail[ok]]]]] = True
+    keys = trie.keys
+    good = [row for row in verdict.feed_rows if feed_bytes(st, b"", keys[row])[0] is not None]
+    full[trie.ids[good]] = True
+    empty = np.zeros(0, dtype=np.int32)
+    return None, np.packbits(full), empty, empty
+
+
 def compute(trie: ByteTrie, st: ParserState, pending: bytes = b"") -> MaskParts:
     """The allowed tokens from `st` (after `pending` bytes of an unfinished character)."""
+    if not pending:
+        parts = _pattern_parts(trie, st)
+        if parts is not None:
+            return parts
     w = _Walk(trie)
     w.walk(trie.root, st, pending)
     ids = _joined(w.parts)
