@@ -8,9 +8,10 @@ finished output with `jsonschema` (formats checked). Every mask is timed. With -
 instance, valid or not, is then followed untimed (schema order, compact): valid ones must pass, invalid not.
 
 Sets: `shared` (the 230 of ../shared/bench/schemas.jsonl), `hard` (benchmarks/data/hard_schemas.jsonl,
-collected from SchemaStore, plus benchmarks/data/pathological_schemas.jsonl, the shapes of issue 12).
+collected from SchemaStore, plus benchmarks/data/pathological_schemas.jsonl, the shapes of issue 12, which
+`issue12` runs alone).
 
-    python benchmarks/structured.py [--set shared|hard|both] [--limit N] [--engines tokenloom,xgrammar,...]
+    python benchmarks/structured.py [--set shared|hard|issue12|both] [--limit N] [--engines a,b,...]
         [--any-order] [--random 2] [--max-steps 200] [--schema-seconds 60] [--all-instances]
 """
 
@@ -44,6 +45,7 @@ from tokenloom.runtime import tune_gc  # noqa: E402
 
 SETS = {
     "shared": [ROOT.parent / "shared" / "bench" / "schemas.jsonl"],
+    "issue12": [ROOT / "benchmarks" / "data" / "pathological_schemas.jsonl"],
     "hard": [
         ROOT / "benchmarks" / "data" / "hard_schemas.jsonl",
         ROOT / "benchmarks" / "data" / "pathological_schemas.jsonl",
@@ -221,7 +223,7 @@ def load(name: str, limit: int) -> list[dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", choices=["shared", "hard", "both"], default="both")
+    ap.add_argument("--set", choices=["shared", "hard", "issue12", "both"], default="both")
     ap.add_argument("--limit", type=int, default=0, help="N schemas of each set, evenly spaced")
     ap.add_argument("--all-instances", action="store_true", help="also follow every test instance, untimed")
     ap.add_argument("--engines", default="tokenloom,xgrammar,llguidance")
