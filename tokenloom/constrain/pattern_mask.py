@@ -21,7 +21,9 @@ from tokenloom.constrain.regex import DState, Regex
 from tokenloom.constrain.trie import BoolArray, ByteTrie
 
 MAX_TABLE_CELLS = 400_000  # DFA states x character classes explored per pattern before giving up
-_MAX_VERDICTS = 64  # DFA states whose verdicts one pattern keeps
+_MAX_VERDICTS = (
+    64  # 32 KiB each (packed bits) for a 262k vocabulary  # DFA states whose verdicts one pattern keeps
+)
 _DEAD, _STOP = 0, 1  # table codes below the real states: the pattern died; a quote or backslash came
 _STOP_CHARS = CharSet.of('"\\')
 
@@ -69,10 +71,11 @@ class _TrieViews:
 class Verdict:
     """For one DFA state: the tokens that stay inside the string alive, and those that leave it."""
 
-    __slots__ = ("feed_rows", "inside", "quote_chars", "quote_ok", "quote_rows", "quote_tail")
+    __slots__ = ("feed_rows", "n_vocab", "packed", "quote_chars", "quote_ok", "quote_rows", "quote_tail")
 
     def __init__(self, inside: BoolArray, views: _TrieViews, d: DState) -> None:
-        self.inside = inside  # by token id: no quote or backslash, and the pattern survives it
+        self.packed = np.packbits(inside)  # by token id: no quote or backslash, and the pattern survives it
+        self.n_vocab = len(inside)
         rows: list[int] = []
         chars: list[int] = []
         accepting: list[bool] = []
@@ -92,6 +95,10 @@ class Verdict:
         self.quote_ok = np.array(accepting, dtype=np.bool_)  # the pattern matches at their quote
         self.quote_tail = np.array([views.quote_tail[r] for r in rows], dtype=np.int64)
         self.feed_rows = feed + views.invalid_rows  # left to the parser, token by token
+
+    def inside(self) -> BoolArray:
+        """A fresh bool mask of the tokens that stay inside the string alive."""
+        return np.unpackbits(self.packed, count=self.n_vocab).view(np.bool_)
 
 
 def _after(d: DState, text: str) -> DState | None:
@@ -206,11 +213,23 @@ class PatternTable:
         bl = self.views
         table, width, char_class = self.table.ravel(), self.keep + 1, self.char_class
         state = np.full(len(bl.order), start, dtype=np.int32)
+        live: npt.NDArray[np.intp] | None = None  # once most rows died: the rows still running
         for m, chars in zip(bl.running, bl.char_at, strict=True):
-            cur = state[:m]
-            cur *= width
-            cur += char_class[chars]
-            state[:m] = table[cur]
+            if live is None:  # most rows alive: every running row, a prefix of the order
+                cur = state[:m]
+                cur *= width
+                cur += char_class[chars]
+                state[:m] = table[cur]
+                alive = np.flatnonzero(state[:m] >= 2)
+                if 2 * len(alive) < m:
+                    live = alive
+                continue
+            live = live[: np.searchsorted(live, m)]  # rows longer than this position: a prefix
+            if not len(live):
+                break
+            nxt = table[state[live] * width + char_class[chars[live]]]
+            state[live] = nxt
+            live = live[nxt >= 2]  # a dead or stopped row stays so
         inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)
         inside[bl.ids[(state >= 2) & ~bl.invalid]] = True
         return Verdict(inside, bl, self.states[start - 2])
@@ -235,6 +254,17 @@ def table_for(regex: Regex, trie: ByteTrie) -> PatternTable:
 
 
 _VIEWS: dict[int, tuple[ByteTrie, _TrieViews]] = {}
+
+
+def costly_patterns(trie: ByteTrie, d: DState) -> set[DState]:
+    """The states of `d`'s pattern that the trie walk found too costly on this trie (callers add to it);
+    kept on the regex beside its tables, without building one."""
+    with _TABLES_LOCK:
+        key = ("costly", id(trie))
+        hit = d.regex.tables.get(key)
+        if hit is None or hit[0] is not trie:
+            hit = d.regex.tables[key] = (trie, set())
+        return hit[1]  # type: ignore[return-value]
 
 
 def pattern_verdict(trie: ByteTrie, d: DState) -> tuple[Verdict, _TrieViews] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.constrain.conftest import mask_ids
+from tests.unit.constrain.conftest import Greedy, mask_ids
 from tests.unit.constrain.test_vocab_masks import _brute_force
 from tokenloom.constrain import compile
 from tokenloom.engine.vocab import Tokenizer, Vocab
@@ -122,4 +122,18 @@ def test_pattern_path_edges_equal_brute_force(
 ) -> None:
     c = compile({"json_schema": schema}, vocab)
     _follow_and_check(c, tokenizer.tokenize(prefix, parse_special=False), vocab, every=1)
+    assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
+
+
+def test_unicode_escape_digits_lead_only_to_chars_the_pattern_takes(vocab: Vocab, greedy: Greedy) -> None:
+    """`"\\u00` under `^ku-`: only `6` (towards `\\u006b`, "k") may follow, so no escape can dead-end."""
+    c = compile({"json_schema": {"type": "string", "pattern": "^ku-[a-z0-9]{12}$"}}, vocab)
+    assert greedy.tokens(c, '"\\u00') is not None
+    mask = c.allowed()
+    assert mask is not None
+    allowed = mask_ids(mask)
+    assert allowed == _brute_force(c, vocab)
+    by_piece = {p: i for i, p in reversed(list(enumerate(vocab.pieces)))}
+    assert by_piece[b"6"] in allowed and by_piece[b"7"] not in allowed
+    assert greedy.tokens(c, "6b") is not None
     assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
