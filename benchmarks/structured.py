@@ -60,8 +60,9 @@ FORMS = ("original compact", "original pretty", "schema order compact")
 _STRUCTURAL = frozenset(b'"{}[],:')
 
 
-class Timeout(Exception):
-    """The engine's time for one schema ran out."""
+class Timeout(BaseException):
+    """The engine's time for one schema ran out (a BaseException: an engine's `except Exception` around
+    its compile must not record it as a compile failure)."""
 
 
 def _alarm(_sig: int, _frame: Any) -> None:
