@@ -48,7 +48,7 @@ class StrFrame:
         if self.esc == 1:
             return ESC_CHARS
         if self.esc:
-            return HEX
+            return HEX if self.regex is None else _hex_digits(self.regex.chars, self.code, 5 - self.esc)
         acc = QUOTE if self._can_close() else EMPTY
         if self._content_ok():
             content = JSON_STRING_FREE if self.regex is None else self.regex.chars & JSON_STRING_FREE
@@ -81,6 +81,10 @@ class StrFrame:
                 return []
             code = self.code * 16 + int(c, 16)
             if self.esc < 5:
+                if self.regex is not None and not _hex_digits(
+                    self.regex.chars, self.code, 5 - self.esc
+                ).contains_cp(ord(c)):
+                    return []  # no \uXXXX this starts is a char the pattern takes here
                 return [(StrFrame(self.schema, self.count, self.regex, self.esc + 1, code),)]
             return self._content(chr(code))
         if c == '"':
@@ -127,6 +131,13 @@ class StrFrame:
             remaining = min(remaining, limit)
         return FreeRun(klass, remaining) if remaining > 0 else None
 
+    def pattern(self) -> tuple[DState, int, int, int | None] | None:
+        """(pattern state, chars read, minLength, maxLength) while plain content is read; None in
+        escapes and in strings without a pattern."""
+        if self.esc or self.regex is None:
+            return None
+        return self.regex, self.count, self.schema.min_len, self.schema.max_len
+
     def _narrow_universal(self) -> CharSet | None:
         """The chars this pattern state takes, when they are nearly all string chars, no run of them
         can kill it, and neither its own loop nor a delegation covers as much (e.g. `^[^/].*`)."""
@@ -165,6 +176,19 @@ class StrFrame:
         if hint is None or hint[1] is self.regex:
             return None
         return hint[0] & JSON_STRING_FREE, StrFrame(self.schema, self.count, hint[1])
+
+
+_HEX_DIGITS = "0123456789abcdef"
+
+
+def _hex_digits(target: CharSet, code: int, left: int) -> CharSet:
+    """The hex digits that continue a \\u escape (`code` read so far, `left` digits after this one)
+    towards some char of `target`."""
+    span = 1 << (4 * left)
+    good = [
+        h for h in range(16) if target.overlaps((code * 16 + h) * span, (code * 16 + h) * span + span - 1)
+    ]
+    return CharSet.of("".join(_HEX_DIGITS[h] + _HEX_DIGITS[h].upper() for h in good))
 
 
 @dataclass(frozen=True, slots=True)

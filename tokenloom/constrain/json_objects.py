@@ -1,7 +1,9 @@
 """JSON objects against a compiled schema, one character at a time.
 
-Property names follow the schema's order; additional names and names under patternProperties are
-free runs for the trie walk when nothing distinguishes their characters. Knows nothing of vocabularies.
+Property names follow the schema's order, or come in any order where the schema says
+"x-tokenloom-any-order" (`pos` is then the set of properties seen, as bits); additional names and names
+under patternProperties are free runs for the trie walk when nothing distinguishes their characters.
+Knows nothing of vocabularies.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ class Phase(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class ObjFrame:
-    """An object: `pos` is the next schema property allowed (order follows the schema), `num` keys read.
+    """An object: `pos` is the next schema property allowed (order follows the schema), or the bits of
+    the properties seen (any order), `num` keys read.
 
     In the KEY phase `key` is the name so far, or None once it can only be an additional property;
     `pats` are the states of the patternProperties patterns on the name (None: no longer matching).
@@ -58,8 +61,12 @@ class ObjFrame:
         return _candidates(self.schema, self.pos)
 
     def _can_close(self) -> bool:
-        props, required = self.schema.props, self.schema.required
-        return self.num >= self.schema.min_props and all(n not in required for n, _ in props[self.pos :])
+        s = self.schema
+        if self.num < s.min_props:
+            return False
+        if s.any_order:
+            return self.pos & _required_bits(s) == _required_bits(s)
+        return all(n not in s.required for n, _ in s.props[self.pos :])
 
     def _more_keys(self) -> bool:
         mx = self.schema.max_props
@@ -105,7 +112,7 @@ class ObjFrame:
         if key is not None:
             known = _known_index(s, self.pos, key)
             if known is not None:
-                return known + 1, s.props[known][1]
+                return (self.pos | 1 << known if s.any_order else known + 1), s.props[known][1]
         if key is not None and key in s.prop_names():
             return None
         matched = frozenset(i for i, d in enumerate(self.pats) if d is not None and d.accepting)
@@ -266,13 +273,21 @@ class ObjFrame:
 # trie walk makes a new state for each character of each candidate name it follows.
 @lru_cache(maxsize=1 << 16)
 def _candidates(schema: Schema, pos: int) -> tuple[tuple[int, str], ...]:
-    """Known properties that may come next: from `pos` up to the first required one."""
+    """Known properties that may come next: from `pos` up to the first required one (any order: all
+    those not seen yet)."""
+    if schema.any_order:
+        return tuple((i, name) for i, (name, _) in enumerate(schema.props) if not pos >> i & 1)
     out = []
     for i in range(pos, len(schema.props)):
         out.append((i, schema.props[i][0]))
         if schema.props[i][0] in schema.required:
             break
     return tuple(out)
+
+
+@lru_cache(maxsize=1 << 12)
+def _required_bits(schema: Schema) -> int:
+    return sum(1 << i for i, (name, _) in enumerate(schema.props) if name in schema.required)
 
 
 @lru_cache(maxsize=1 << 16)

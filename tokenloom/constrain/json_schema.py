@@ -21,7 +21,7 @@ from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reachable
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
 from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
-from tokenloom.constrain.schema_objects import ObjectKeywords, count
+from tokenloom.constrain.schema_objects import ANY_ORDER, ObjectKeywords, count
 from tokenloom.errors import GrammarError
 
 MAX_NODES = 20_000
@@ -53,6 +53,8 @@ class SchemaCompiler(ObjectKeywords):
         self.literal_checks: list[tuple[Schema, Schema]] = []
         self.checks: list[Check] = []
         self.all_ofs: dict[tuple[int, ...], dict[str, Any]] = {}
+        # "x-tokenloom-any-order" at the root applies to every object that does not say otherwise
+        self.any_order = root.get(ANY_ORDER, False) if isinstance(root, dict) else False
 
     def compile(self) -> Schema:
         root = self.node(self.root, self.param, 0)

@@ -16,6 +16,8 @@ import numpy.typing as npt
 
 from tokenloom.constrain.charset import ANY, CharSet, utf8_len, utf8_prefix_range
 from tokenloom.constrain.parser import ParserState
+from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
+from tokenloom.constrain.regex import DState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
 
 # (a shared base mask or None, a private base as packed bits or None, ids added, ids taken from the base)
@@ -24,6 +26,9 @@ Rows = npt.NDArray[np.integer[Any]]  # positions in the trie's sorted order
 _BIG = 20_000  # more ids than this are folded into a packed base mask
 _NON_ASCII = CharSet([(0x80, 0x10FFFF)])
 _SMALL = 24  # subtrees up to this many tokens are checked without numpy
+# Tokens fed one by one (and nodes visited) in a pattern string before the walk hands over to the
+# pattern's DFA run over the whole vocabulary (pattern_mask.py): cheap patterns keep their fast paths.
+WALK_BUDGET = 2_000
 _TINY = 6  # subtrees up to this many tokens are checked token by token, without walking them
 
 
@@ -59,19 +64,36 @@ def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[Par
     return st, pending
 
 
+class _OverBudget(Exception):
+    """The walk fed more tokens one by one than its budget allows (a pattern its fast paths miss)."""
+
+
 class _Walk:
-    """One computation: collects id arrays and at most one base mask."""
+    """One computation: collects id arrays and at most one base mask.
 
-    __slots__ = ("base", "minus", "parts", "trie")
+    `budget` (shared with the walks of tail tries it starts) counts nodes visited and tokens fed one by
+    one; past it the walk stops with `_OverBudget`. None: unbounded.
+    """
 
-    def __init__(self, trie: ByteTrie) -> None:
+    __slots__ = ("base", "budget", "minus", "parts", "trie")
+
+    def __init__(self, trie: ByteTrie, budget: list[int] | None = None) -> None:
         self.trie = trie
         self.parts: list[IntArray] = []
         self.base: BoolArray | None = None
         self.minus: list[IntArray] = []  # ids taken out of `base` (before `parts` are added)
+        self.budget = budget
+
+    def spend(self, n: int) -> None:
+        budget = self.budget
+        if budget is not None:
+            budget[0] -= n
+            if budget[0] < 0:
+                raise _OverBudget
 
     def walk(self, node: Node, st: ParserState, pending: bytes) -> None:
         trie = self.trie
+        self.spend(1)
         if node.end > node.lo and node.depth > 0:
             self.parts.append(trie.ids[node.lo : node.end])
         if pending:
@@ -219,6 +241,7 @@ class _Walk:
         memo: dict[bytes, bool] = {}
         keys = trie.keys
         good: list[int] = []
+        self.spend(len(rows))
         for row in rows.tolist():
             key = keys[row]
             fb = int(idx.first_bad[row])
@@ -259,10 +282,11 @@ class _Walk:
         if tails is not None:  # tokens that leave the run at once: all from `st`, in one lookup
             now = (idx.first_bad[rows] == d) & (idx.tail_id[rows] >= 0)
             mine = rows[now]
-            self.parts.append(trie.ids[mine[_accepted_tails(tails, st)[idx.tail_id[mine]]]])
+            self.parts.append(trie.ids[mine[_accepted_tails(tails, st, self.budget)[idx.tail_id[mine]]]])
             rows = rows[~now]
         reached: dict[bytes, ParserState | None] = {}
         good: list[int] = []
+        self.spend(len(rows))
         for row in rows.tolist():
             key = keys[row]
             first_bad = int(idx.first_bad[row])
@@ -277,7 +301,7 @@ class _Walk:
                 if at is None:
                     continue
                 if tail_id >= 0:
-                    if _accepted_tails(tails, at)[tail_id]:
+                    if _accepted_tails(tails, at, self.budget)[tail_id]:
                         good.append(row)
                 elif feed_bytes(at, b"", key[first_bad:])[0] is not None:
                     good.append(row)
@@ -293,6 +317,7 @@ class _Walk:
         keys, d = self.trie.keys, node.depth
         tails = idx.tails if remaining is None else None
         good: list[int] = []
+        self.spend(node.hi - node.end)
         for row in range(node.end, node.hi):
             key = keys[row]
             if only is not None and not only[key[d]]:
@@ -300,7 +325,7 @@ class _Walk:
             if remaining is None and idx.last_bad[row] <= d:
                 good.append(row)
             elif tails is not None and idx.first_bad[row] >= d:
-                if _accepted_tails(tails, st)[idx.tail_id[row]]:
+                if _accepted_tails(tails, st, self.budget)[idx.tail_id[row]]:
                     good.append(row)
             elif feed_bytes(st, b"", key[d:])[0] is not None:
                 good.append(row)
@@ -318,14 +343,14 @@ class _Walk:
             tail_ids = idx.tail_id[mine]
             ids = self.trie.ids
             if remaining is None:
-                self.parts.append(ids[mine[_accepted_tails(tails, st)[tail_ids]]])
+                self.parts.append(ids[mine[_accepted_tails(tails, st, self.budget)[tail_ids]]])
             else:
                 skipped = self.trie.chars_between(mine, d, first_bad[later])
                 fits = skipped <= remaining
                 for k in np.unique(skipped[fits]).tolist():
                     sel = fits & (skipped == k)
                     at = st if k == 0 else st.skip(k)
-                    self.parts.append(ids[mine[sel][_accepted_tails(tails, at)[tail_ids[sel]]]])
+                    self.parts.append(ids[mine[sel][_accepted_tails(tails, at, self.budget)[tail_ids[sel]]]])
         return rows[~later]
 
 
@@ -335,14 +360,14 @@ def _excluded(node: Node, trie: ByteTrie, only: BoolArray) -> list[Node]:
     return [child for b, child in children.items() if not only[b]]
 
 
-def _accepted_tails(tails: ByteTrie, st: ParserState) -> BoolArray:
+def _accepted_tails(tails: ByteTrie, st: ParserState, budget: list[int] | None) -> BoolArray:
     """Which tails (all starting with a byte outside the run) `st` accepts; memoised on the state."""
     memo = st.memo
     if memo is None:
         memo = st.memo = {}
     hit = memo.get(tails)
     if hit is None:
-        walk = _Walk(tails)
+        walk = _Walk(tails, budget)
         walk.walk_children(tails.root, st, st.allowed_chars().first_bytes())
         acc = np.zeros(tails.n_vocab, dtype=np.bool_)
         for part in walk.parts:
@@ -369,10 +394,84 @@ def _byte_table(klass: CharSet) -> tuple[BoolArray, frozenset[int]]:
     return hit
 
 
+def _pattern_top(st: ParserState) -> tuple[DState, int, int, int | None] | None:
+    """The pattern string every stack of `st` is reading (one same top frame), if any."""
+    tops = {stack[-1] if stack else None for stack in st.stacks}
+    top = tops.pop() if len(tops) == 1 else None
+    hint = getattr(top, "pattern", None)
+    return hint() if hint is not None else None
+
+
+def _pattern_parts(
+    trie: ByteTrie, st: ParserState, hint: tuple[DState, int, int, int | None]
+) -> MaskParts | None:
+    """Inside a pattern string: the DFA's verdict on every token that stays inside; those that close it
+    by their tail after the quote (from the state the string returns to); the few others one by one."""
+    d, count, min_len, max_len = hint
+    got = pattern_verdict(trie, d)
+    if got is None:
+        return None
+    verdict, views = got
+    full = verdict.inside()
+    if max_len is not None and max_len - count < trie.max_len:
+        full &= views.nchars_id <= max_len - count
+    total = count + verdict.quote_chars
+    ok = verdict.quote_ok & (total >= min_len)
+    if max_len is not None:
+        ok &= total <= max_len
+    if ok.any():
+        parent = st.grammar.state(tuple(dict.fromkeys(stack[:-1] for stack in st.stacks)))
+        after = _accepted_tails(views.quote_tails, parent, None).copy()
+        if views.empty_tail is not None:
+            after[views.empty_tail] = True
+        rows = verdict.quote_rows[ok]
+        full[trie.ids[rows[after[verdict.quote_tail[ok]]]]] = True
+    keys = trie.keys
+    good = [row for row in verdict.feed_rows if feed_bytes(st, b"", keys[row])[0] is not None]
+    full[trie.ids[good]] = True
+    empty = np.zeros(0, dtype=np.int32)
+    return None, np.packbits(full), empty, empty
+
+
+_MAX_SPLIT = 8  # alternatives (anyOf of patterns, say) masked one by one, then joined
+
+
+def _reads_pattern(stack: tuple[object, ...]) -> bool:
+    hint = getattr(stack[-1], "pattern", None) if stack else None
+    return hint is not None and hint() is not None
+
+
+def _union(trie: ByteTrie, st: ParserState) -> MaskParts:
+    """A token is allowed from a set of alternative stacks when some stack allows it: masked one stack at
+    a time, a pattern string among them takes its own fast path instead of holding up the joint walk."""
+    full = np.zeros(trie.n_vocab, dtype=np.bool_)
+    for stack in st.stacks:
+        full |= to_mask(compute(trie, st.grammar.state((stack,))), trie.n_vocab)
+    empty = np.zeros(0, dtype=np.int32)
+    return None, np.packbits(full), empty, empty
+
+
 def compute(trie: ByteTrie, st: ParserState, pending: bytes = b"") -> MaskParts:
     """The allowed tokens from `st` (after `pending` bytes of an unfinished character)."""
-    w = _Walk(trie)
-    w.walk(trie.root, st, pending)
+    if not pending and 1 < len(st.stacks) <= _MAX_SPLIT and any(_reads_pattern(stack) for stack in st.stacks):
+        return _union(trie, st)
+    hint = _pattern_top(st) if not pending else None
+    if hint is not None and hint[0] in costly_patterns(trie, hint[0]):
+        parts = _pattern_parts(trie, st, hint)
+        if parts is not None:
+            return parts
+    w = _Walk(trie, [WALK_BUDGET] if hint is not None else None)
+    try:
+        w.walk(trie.root, st, pending)
+    except _OverBudget:
+        assert hint is not None  # internal: only pattern walks have a budget
+        costly_patterns(trie, hint[0]).add(hint[0])
+        parts = _pattern_parts(trie, st, hint)
+        if parts is None:  # the pattern's automaton is too big for the vectorised path: walk it all
+            w = _Walk(trie)
+            w.walk(trie.root, st, pending)
+        else:
+            return parts
     ids = _joined(w.parts)
     minus = _joined(w.minus)
     shared = w.base is not None and any(w.base is idx.pure_id for idx in trie.free_indexes())

@@ -328,6 +328,7 @@ class Regex:
         self._dstates: dict[frozenset[int], DState] = {}
         self.live = self.nfa.live_states(self.final)
         self.initial = self.dstate(self.nfa.closure({start}, at_start=True) & self.live)
+        self.tables: dict[object, tuple[object, object]] = {}  # for consumers (per-vocabulary mask tables)
 
     def dstate(self, states: frozenset[int]) -> DState:
         d = self._dstates.get(states)

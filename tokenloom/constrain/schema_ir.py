@@ -59,6 +59,7 @@ class Schema:
         "_first",
         "_names",
         "additional",
+        "any_order",
         "combo",
         "excl_max",
         "excl_min",
@@ -94,6 +95,7 @@ class Schema:
         self.lossy = False  # a keyword here is ignored: this node accepts more than the schema says
         self.props: tuple[tuple[str, Schema], ...] = ()
         self.required: frozenset[str] = frozenset()
+        self.any_order = False  # properties in any order ("x-tokenloom-any-order"); else schema order
         self.additional: Schema | None = None  # None: no other keys allowed
         self.min_props = 0
         self.max_props: int | None = None

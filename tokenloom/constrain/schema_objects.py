@@ -18,6 +18,7 @@ from tokenloom.errors import GrammarError
 
 _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
+ANY_ORDER = "x-tokenloom-any-order"  # true: properties in any order (default: the schema's order)
 
 
 class ObjectKeywords:
@@ -33,6 +34,7 @@ class ObjectKeywords:
         raise NotImplementedError
 
     keep: list[Any]
+    any_order: Any  # the root's "x-tokenloom-any-order", the default of every object
 
     def fill_object(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         props = s.get("properties", {})
@@ -71,6 +73,10 @@ class ObjectKeywords:
         )
         node.min_props = count(s, "minProperties", param)
         node.max_props = count(s, "maxProperties", param, None)
+        any_order = s.get(ANY_ORDER, self.any_order)
+        if not isinstance(any_order, bool):
+            raise GrammarError(f"{ANY_ORDER} must be true or false", param=f"{param}.{ANY_ORDER}")
+        node.any_order = any_order
 
     def property_names(
         self, node: Schema, s: dict[str, Any], props: dict[str, Any], req: list[str], param: str

@@ -1,0 +1,274 @@
+"""Inside a pattern string, the tokens the pattern lets through: its DFA run on the whole vocabulary at once.
+
+A token that stays inside the string (no quote, no backslash) is decided by the pattern's DFA state alone
+and the room left under maxLength: that verdict is computed for every token in one vectorised pass over the
+trie's bytes (numpy, the DFA explored over the pattern's character classes, bounded in states) and kept per
+DFA state, so no pattern shape costs more than one pass, never a walk whose size grows with nested or
+counted repeats. Tokens that close or escape the string are few and left to the caller.
+Knows nothing of JSON frames or parser states: it is handed a DFA state and the trie.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
+from tokenloom.constrain.regex import DState, Regex
+from tokenloom.constrain.trie import BoolArray, ByteTrie
+
+MAX_TABLE_CELLS = 400_000  # DFA states x character classes explored per pattern before giving up
+_MAX_VERDICTS = (
+    64  # 32 KiB each (packed bits) for a 262k vocabulary  # DFA states whose verdicts one pattern keeps
+)
+_DEAD, _STOP = 0, 1  # table codes below the real states: the pattern died; a quote or backslash came
+_STOP_CHARS = CharSet.of('"\\')
+
+I32 = npt.NDArray[np.int32]
+
+
+class _TrieViews:
+    """What every pattern needs of one trie: rows longest first (the rows still running at byte j are a
+    prefix of them), and the rows holding a quote or backslash cut at the first of those."""
+
+    def __init__(self, trie: ByteTrie) -> None:
+        self.order = np.argsort(-trie.lengths, kind="stable")
+        self.offsets = trie.offsets[self.order]
+        lengths = trie.lengths[self.order]
+        self.running = [int(np.count_nonzero(lengths > j)) for j in range(trie.max_len)]
+        # the character each byte starts, as an index into `chars` (continuation bytes: len(chars)),
+        # laid out byte position by byte position over the running rows
+        starts = (trie.flat & 0xC0) != 0x80
+        cps = trie.byte_cp()
+        self.chars = np.unique(cps[starts])
+        uid = np.where(starts, np.searchsorted(self.chars, cps), len(self.chars)).astype(np.int32)
+        self.char_at = [uid[self.offsets[:m] + j] for j, m in enumerate(self.running)]
+        self.ids = trie.ids[self.order]
+        self.invalid = trie.invalid[self.order]
+        self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
+        self.nchars_id[trie.ids] = trie.nchars
+        # rows with a quote or backslash: (row, text before it, its byte, what follows)
+        self.stops: list[tuple[int, str, int, bytes]] = []
+        tails: dict[bytes, int] = {}
+        self.quote_tail: dict[int, int] = {}  # row -> id of its text after the quote in `quote_tails`
+        hits = np.nonzero((trie.flat == 0x22) | (trie.flat == 0x5C))[0]
+        for row in np.unique(np.searchsorted(trie.offsets, hits, side="right") - 1).tolist():
+            key = trie.keys[row]
+            cut = min(i for i in (key.find(b'"'), key.find(b"\\")) if i >= 0)
+            if trie.invalid[row]:
+                continue
+            self.stops.append((row, key[:cut].decode("utf-8"), key[cut], key[cut + 1 :]))
+            if key[cut] == 0x22:
+                self.quote_tail[row] = tails.setdefault(key[cut + 1 :], len(tails))
+        self.quote_tails = ByteTrie(list(tails.items()), len(tails), with_tails=False)
+        self.empty_tail = tails.get(b"")  # tokens ending with the quote: nothing to check after it
+        self.invalid_rows = np.nonzero(trie.invalid)[0].tolist()
+
+
+class Verdict:
+    """For one DFA state: the tokens that stay inside the string alive, and those that leave it."""
+
+    __slots__ = ("feed_rows", "n_vocab", "packed", "quote_chars", "quote_ok", "quote_rows", "quote_tail")
+
+    def __init__(self, inside: BoolArray, views: _TrieViews, d: DState) -> None:
+        self.packed = np.packbits(inside)  # by token id: no quote or backslash, and the pattern survives it
+        self.n_vocab = len(inside)
+        rows: list[int] = []
+        chars: list[int] = []
+        accepting: list[bool] = []
+        feed: list[int] = []
+        for row, before, stop, after in views.stops:
+            at = _after(d, before)
+            if at is None:
+                continue
+            if stop == 0x22:
+                rows.append(row)
+                chars.append(len(before))
+                accepting.append(at.accepting)
+            elif _escape_may_fit(at, after):
+                feed.append(row)
+        self.quote_rows = np.array(rows, dtype=np.int64)  # trie rows closing the string alive
+        self.quote_chars = np.array(chars, dtype=np.int32)  # chars before their quote
+        self.quote_ok = np.array(accepting, dtype=np.bool_)  # the pattern matches at their quote
+        self.quote_tail = np.array([views.quote_tail[r] for r in rows], dtype=np.int64)
+        self.feed_rows = feed + views.invalid_rows  # left to the parser, token by token
+
+    def inside(self) -> BoolArray:
+        """A fresh bool mask of the tokens that stay inside the string alive."""
+        return np.unpackbits(self.packed, count=self.n_vocab).view(np.bool_)
+
+
+def _after(d: DState, text: str) -> DState | None:
+    at: DState | None = d
+    for ch in text:
+        if at is None:
+            return None
+        at = at.step(ch)
+    return at
+
+
+_ESCAPED = {ord("n"): "\n", ord("t"): "\t", ord("r"): "\r", ord("b"): "\b", ord("f"): "\f"}
+_ESCAPED.update({ord(c): c for c in '"\\/'})
+
+
+def _escape_may_fit(at: DState, after: bytes) -> bool:
+    """Whether the escape starting `after` a backslash may be a char the pattern takes next."""
+    if not after or after[0] == ord("u"):
+        return True
+    ch = _ESCAPED.get(after[0])
+    return ch is not None and at.step(ch) is not None
+
+
+class PatternTable:
+    """One pattern on one trie: its character classes, the DFA table explored so far, verdicts per state."""
+
+    def __init__(self, regex: Regex, trie: ByteTrie, views: _TrieViews) -> None:
+        cuts = {0, 0x110000}
+        for edges in regex.nfa.edges:
+            for cs, _ in edges:
+                for lo, hi in cs.ranges:
+                    cuts.update((lo, hi + 1))
+        for cs in (JSON_STRING_FREE, _STOP_CHARS):
+            for lo, hi in cs.ranges:
+                cuts.update((lo, hi + 1))
+        self.bounds = np.array(sorted(cuts), dtype=np.int64)
+        self.reps = [int(b) for b in self.bounds[:-1]]  # one code point stands for its whole class
+        self.trie = trie
+        self.views = views
+        classes = np.searchsorted(self.bounds, views.chars, side="right") - 1
+        self.keep = len(self.reps)  # the extra column: a continuation byte keeps the state
+        self.char_class = np.append(np.minimum(classes, self.keep - 1), self.keep).astype(np.int32)
+        self.index: dict[DState, int] = {}
+        self.states: list[DState] = []
+        self.table = np.zeros((2, len(self.reps) + 1), dtype=np.int32)  # rows _DEAD and _STOP: absorbing
+        self.table[_STOP, :] = _STOP
+        self.verdicts: OrderedDict[DState, Verdict] = OrderedDict()
+        self.lock = threading.Lock()
+        self.too_big = False
+
+    def _explore(self, start: DState) -> bool:
+        """Fill the table for every state reachable from `start`; False past the size bound."""
+        if start in self.index:
+            return True
+        kinds = [
+            _STOP if cp in (0x22, 0x5C) else (-1 if JSON_STRING_FREE.contains_cp(cp) else _DEAD)
+            for cp in self.reps
+        ]
+        todo = [start]
+        new: list[DState] = []
+        self._number(start, new)
+        while todo:
+            d = todo.pop()
+            row = np.empty(len(self.reps) + 1, dtype=np.int32)
+            row[self.keep] = self.index[d]
+            for k, cp in enumerate(self.reps):
+                if kinds[k] != -1:
+                    row[k] = kinds[k]
+                    continue
+                nxt = d.step(chr(cp))
+                if nxt is None:
+                    row[k] = _DEAD
+                    continue
+                if nxt not in self.index:
+                    if (len(self.states) + 1) * len(self.reps) > MAX_TABLE_CELLS:
+                        return False
+                    self._number(nxt, new)
+                    todo.append(nxt)
+                row[k] = self.index[nxt]
+            self.table[self.index[d]] = row
+        return True
+
+    def _number(self, d: DState, new: list[DState]) -> None:
+        self.index[d] = len(self.states) + 2
+        self.states.append(d)
+        new.append(d)
+        if self.table.shape[0] < len(self.states) + 2:
+            grown = np.zeros(
+                (max(2 * self.table.shape[0], len(self.states) + 2), len(self.reps) + 1), np.int32
+            )
+            grown[: self.table.shape[0]] = self.table
+            self.table = grown
+
+    def verdict(self, d: DState) -> Verdict | None:
+        """The verdict of every token from `d` (None when the pattern's automaton is too big)."""
+        with self.lock:
+            hit = self.verdicts.get(d)
+            if hit is not None:
+                self.verdicts.move_to_end(d)
+                return hit
+            if self.too_big or not self._explore(d):
+                self.too_big = True
+                return None
+            made = self._run(self.index[d])
+            self.verdicts[d] = made
+            if len(self.verdicts) > _MAX_VERDICTS:
+                self.verdicts.popitem(last=False)
+            return made
+
+    def _run(self, start: int) -> Verdict:
+        """Every token from `start`, byte position by byte position (a continuation byte keeps the state)."""
+        bl = self.views
+        table, width, char_class = self.table.ravel(), self.keep + 1, self.char_class
+        state = np.full(len(bl.order), start, dtype=np.int32)
+        live: npt.NDArray[np.intp] | None = None  # once most rows died: the rows still running
+        for m, chars in zip(bl.running, bl.char_at, strict=True):
+            if live is None:  # most rows alive: every running row, a prefix of the order
+                cur = state[:m]
+                cur *= width
+                cur += char_class[chars]
+                state[:m] = table[cur]
+                alive = np.flatnonzero(state[:m] >= 2)
+                if 2 * len(alive) < m:
+                    live = alive
+                continue
+            live = live[: np.searchsorted(live, m)]  # rows longer than this position: a prefix
+            if not len(live):
+                break
+            nxt = table[state[live] * width + char_class[chars[live]]]
+            state[live] = nxt
+            live = live[nxt >= 2]  # a dead or stopped row stays so
+        inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)
+        inside[bl.ids[(state >= 2) & ~bl.invalid]] = True
+        return Verdict(inside, bl, self.states[start - 2])
+
+
+_TABLES_LOCK = threading.Lock()
+
+
+def table_for(regex: Regex, trie: ByteTrie) -> PatternTable:
+    """The pattern's table on this trie, kept on the regex (a regex lives as long as its grammar)."""
+    with _TABLES_LOCK:
+        tables = regex.tables
+        hit = tables.get(id(trie))
+        if hit is not None and hit[0] is trie:
+            return hit[1]  # type: ignore[return-value]
+        views = _VIEWS.get(id(trie))
+        if views is None or views[0] is not trie:
+            views = _VIEWS[id(trie)] = (trie, _TrieViews(trie))
+        made = PatternTable(regex, trie, views[1])
+        tables[id(trie)] = (trie, made)
+        return made
+
+
+_VIEWS: dict[int, tuple[ByteTrie, _TrieViews]] = {}
+
+
+def costly_patterns(trie: ByteTrie, d: DState) -> set[DState]:
+    """The states of `d`'s pattern that the trie walk found too costly on this trie (callers add to it);
+    kept on the regex beside its tables, without building one."""
+    with _TABLES_LOCK:
+        key = ("costly", id(trie))
+        hit = d.regex.tables.get(key)
+        if hit is None or hit[0] is not trie:
+            hit = d.regex.tables[key] = (trie, set())
+        return hit[1]  # type: ignore[return-value]
+
+
+def pattern_verdict(trie: ByteTrie, d: DState) -> tuple[Verdict, _TrieViews] | None:
+    """The verdict of every token from pattern state `d` (None when the pattern's automaton is too big)."""
+    table = table_for(d.regex, trie)
+    verdict = table.verdict(d)
+    return None if verdict is None else (verdict, table.views)
