@@ -71,7 +71,7 @@ def main() -> None:
 
     def note(name: str, rate: float) -> None:
         rates.setdefault(name, []).append(rate)
-        print(f"  {name}: {rate:.1f} inputs/s", flush=True)
+        print(f"  {name}: {rate:.2f} inputs/s", flush=True)
 
     engines = _engines(args.threads) if args.engine else {}
     try:
@@ -89,7 +89,7 @@ def main() -> None:
     one_at_a_time = max(rates["llama-cpp-python embed, one at a time"])
     print(f"{'path':<42}{'inputs/s (best)':>16}{'vs one at a time':>18}")
     for name, values in rates.items():
-        print(f"{name:<42}{max(values):>16.1f}{max(values) / one_at_a_time:>17.2f}x")
+        print(f"{name:<42}{max(values):>16.2f}{max(values) / one_at_a_time:>17.2f}x")
 
 
 def _engines(threads: int) -> dict[str, tuple[object, list[list[int]]]]:

@@ -36,9 +36,10 @@ POOLING = {
 
 @dataclass(frozen=True, slots=True)
 class EmbedConfig:
-    # Tokens decoded together (the sum of one batch's inputs), also the longest input. llama.cpp computes
-    # the logits of every token of a pooled batch, so this costs about 2 MiB of memory per token with a
-    # 262k vocabulary (measured: +1.0 GiB at 512, +3.8 GiB at 2048); 512 is llama-server's default too.
+    # Tokens decoded together (the sum of one batch's inputs), also the longest input. llama.cpp keeps room
+    # for the logits of every token of a pooled batch (computed unless embed_tap skips them), about 2 MiB
+    # of memory per token with a 262k vocabulary (measured: +1.0 GiB at 512, +3.8 GiB at 2048); 512 is
+    # llama-server's default too.
     n_ctx: int = 512
     n_seq: int = 16  # inputs decoded together (measured best: 8-16; more pays for attention masks)
     max_input_tokens: int = 512  # the longest single input (at most n_ctx)
