@@ -14,6 +14,8 @@ import io
 import urllib.request
 from typing import Any
 
+from PIL import Image
+
 from tokenloom.engine.media import MediaProjector
 from tokenloom.errors import InvalidRequest
 from tokenloom.pipeline.image_probe import ImageRejected, probe_image
@@ -111,10 +113,6 @@ def _fetch(part: ImagePart, allow_remote: bool) -> bytes:
 
 def _webp_pixels(data: bytes, field: str) -> tuple[int, int, bytes]:
     """WebP decoded to RGB with Pillow (llama.cpp's decoder reads PNG and JPEG, not WebP)."""
-    try:
-        from PIL import Image
-    except ImportError as exc:
-        raise MediaError(f"{field}: WebP images need the Pillow package on the server", param=field) from exc
     try:
         with Image.open(io.BytesIO(data)) as image:
             rgb = image.convert("RGB")
