@@ -6,6 +6,7 @@ tokenloom's real paths; what the models answer is meaningless. Knows nothing of 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import gguf
@@ -61,16 +62,9 @@ def write_gemma3_projector(
         "mm.soft_emb_norm.weight": np.ones(width, np.float32),
         "mm.input_projection.weight": weights(width, text_width),
     }
-    for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
-        tensors[f"v.blk.0.{name}.weight"] = weights(width, width)
-        tensors[f"v.blk.0.{name}.bias"] = weights(width)
-    for name in ("ln1", "ln2"):
-        tensors[f"v.blk.0.{name}.weight"] = np.ones(width, np.float32)
-        tensors[f"v.blk.0.{name}.bias"] = np.zeros(width, np.float32)
-    tensors["v.blk.0.ffn_up.weight"] = weights(ff, width)
-    tensors["v.blk.0.ffn_up.bias"] = weights(ff)
-    tensors["v.blk.0.ffn_down.weight"] = weights(width, ff)
-    tensors["v.blk.0.ffn_down.bias"] = weights(width)
+    tensors |= _encoder_block(
+        "v.blk.0", ("attn_q", "attn_k", "attn_v", "attn_out"), ("ln1", "ln2"), width, ff, weights
+    )
     for name, array in tensors.items():
         writer.add_tensor(name, array)
     _finish(writer)
@@ -133,20 +127,42 @@ def write_bert_reranker(
         "cls.output.weight": weights(1, width),
         "cls.output.bias": np.array([score_offset], np.float32),
     }
-    for name in ("attn_q", "attn_k", "attn_v", "attn_output"):
-        tensors[f"blk.0.{name}.weight"] = weights(width, width)
-        tensors[f"blk.0.{name}.bias"] = weights(width)
-    for name in ("attn_output_norm", "layer_output_norm"):
-        tensors[f"blk.0.{name}.weight"] = np.ones(width, np.float32)
-        tensors[f"blk.0.{name}.bias"] = np.zeros(width, np.float32)
-    tensors["blk.0.ffn_up.weight"] = weights(ff, width)
-    tensors["blk.0.ffn_up.bias"] = weights(ff)
-    tensors["blk.0.ffn_down.weight"] = weights(width, ff)
-    tensors["blk.0.ffn_down.bias"] = weights(width)
+    tensors |= _encoder_block(
+        "blk.0",
+        ("attn_q", "attn_k", "attn_v", "attn_output"),
+        ("attn_output_norm", "layer_output_norm"),
+        width,
+        ff,
+        weights,
+    )
     for name, array in tensors.items():
         writer.add_tensor(name, array)
     _finish(writer)
     return vocab
+
+
+def _encoder_block(
+    prefix: str,
+    attention: tuple[str, ...],
+    norms: tuple[str, ...],
+    width: int,
+    ff: int,
+    weights: Callable[..., np.ndarray],
+) -> dict[str, np.ndarray]:
+    """One encoder layer's tensors (attention projections, two layer norms, the feed-forward pair) under
+    the names each architecture's loader wants; the random weights are drawn in one fixed order."""
+    tensors: dict[str, np.ndarray] = {}
+    for name in attention:
+        tensors[f"{prefix}.{name}.weight"] = weights(width, width)
+        tensors[f"{prefix}.{name}.bias"] = weights(width)
+    for name in norms:
+        tensors[f"{prefix}.{name}.weight"] = np.ones(width, np.float32)
+        tensors[f"{prefix}.{name}.bias"] = np.zeros(width, np.float32)
+    tensors[f"{prefix}.ffn_up.weight"] = weights(ff, width)
+    tensors[f"{prefix}.ffn_up.bias"] = weights(ff)
+    tensors[f"{prefix}.ffn_down.weight"] = weights(width, ff)
+    tensors[f"{prefix}.ffn_down.bias"] = weights(width)
+    return tensors
 
 
 def _finish(writer: gguf.GGUFWriter) -> None:
