@@ -19,6 +19,7 @@ from tokenloom.errors import GrammarError
 
 MAX_CACHED_MASKS = 4096
 MASK_MEMO_BYTES = 256 << 20  # all grammars' memoised masks together (a hostile stream of schemas included)
+READY_MASK_BYTES = 48 << 20  # whole bool masks kept ready to hand out (about 190 with a 262k vocabulary)
 
 
 class _MemoBudget:
@@ -31,6 +32,42 @@ class _MemoBudget:
 
 
 _BUDGET = _MemoBudget(MASK_MEMO_BYTES)
+
+
+class _ReadyMasks:
+    """The most recently handed-out whole masks, read-only, by (state, pending bytes).
+
+    A memoised mask is stored compactly (ids, packed bits); unpacking it into a fresh 262k-entry array costs
+    tens of microseconds, more than everything else on a repeated state. States are interned per grammar, so
+    the key is unique across grammars; holding it keeps only a bounded number of states alive.
+    """
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self._masks: OrderedDict[tuple[ParserState, bytes], BoolArray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[ParserState, bytes]) -> BoolArray | None:
+        with self._lock:
+            mask = self._masks.get(key)
+            if mask is not None:
+                self._masks.move_to_end(key)
+            return mask
+
+    def put(self, key: tuple[ParserState, bytes], mask: BoolArray) -> None:
+        mask.flags.writeable = False  # shared from now on: nobody may change it
+        with self._lock:
+            if key in self._masks:
+                return
+            self._masks[key] = mask
+            self._bytes += mask.nbytes
+            while self._bytes > self.limit_bytes and self._masks:
+                _, old = self._masks.popitem(last=False)
+                self._bytes -= old.nbytes
+
+
+_READY = _ReadyMasks(READY_MASK_BYTES)
 
 
 def _owned_bytes(parts: MaskParts) -> int:
@@ -103,14 +140,19 @@ class Constraint:
         return self._compiled.unenforced
 
     def allowed(self) -> BoolArray | None:
-        """Bool mask over the vocabulary, or None while a lazy constraint is not triggered."""
+        """Read-only bool mask over the vocabulary, or None while a lazy constraint is not triggered."""
         if self._waiting:
             return None
         if self._state is None or self._finished:
             return np.zeros(self._n_vocab, dtype=np.bool_)
-        mask = to_mask(self._compiled.mask_parts(self._state, self._pending), self._n_vocab)
-        if self.is_accepting():
-            mask[self._eog] = True
+        rep = self._state.mask_rep(self._compiled.trie.max_len + 1)  # a token spans at most max_len chars
+        key = (rep, self._pending)
+        mask = _READY.get(key)
+        if mask is None:
+            mask = to_mask(self._compiled.mask_parts(rep, self._pending), self._n_vocab)
+            if self.is_accepting():
+                mask[self._eog] = True
+            _READY.put(key, mask)
         return mask
 
     def is_accepting(self) -> bool:

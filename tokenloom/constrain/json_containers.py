@@ -155,6 +155,14 @@ class StrFrame:
         hint = self.regex.default()
         return hint is not None and _size(hint[0] & JSON_STRING_FREE) > _size(klass)
 
+    def for_horizon(self, horizon: int) -> StrFrame:
+        """The same frame for the next `horizon` chars: a length already past minLength and more than
+        `horizon` chars short of maxLength behaves like minLength itself (see ParserState.mask_rep)."""
+        mx, mn = self.schema.max_len, self.schema.min_len
+        if self.esc or mx is None or self.count <= mn or self.count + horizon >= mx:
+            return self
+        return StrFrame(self.schema, mn, self.regex)
+
     def skip(self, n: int) -> Frame:
         regex = self.regex
         if regex is not None and n and regex.loop_chars().is_empty():
@@ -162,6 +170,17 @@ class StrFrame:
             assert chain is not None  # internal: skip follows free_run
             regex = regex.advance(n, chain[0])
         return StrFrame(self.schema, self._bump(n), regex)
+
+    def skips(self, most: int) -> list[Frame]:
+        """`skip(1)` .. `skip(most)`, the pattern's counted run advanced one step at a time."""
+        regex = self.regex
+        chain = regex.chain() if regex is not None and regex.loop_chars().is_empty() else None
+        out: list[Frame] = []
+        for n in range(1, most + 1):
+            if regex is not None and chain is not None:
+                regex = regex.advance(1, chain[0])
+            out.append(StrFrame(self.schema, self._bump(n), regex))
+        return out
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """In a pattern, most characters usually lead to one looping state (e.g. `.*` of a search)."""

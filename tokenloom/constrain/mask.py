@@ -123,7 +123,31 @@ class _Walk:
             assert run is not None  # internal: delegate() only returns free targets
             self._free(node, dele[1], run[0].klass, None, table)
             first = first - table_bytes
+        elif len(first) == 1:
+            forced = _forced_text(st, self.trie.max_len)
+            if forced is not None:
+                self._follow_forced(node, forced)
+                return
         self.walk_children(node, st, first)
+
+    def _follow_forced(self, node: Node, forced: tuple[bytes, list[ParserState]]) -> None:
+        """Down the one path the state allows (a property name in schema order, a literal): the tokens
+        ending on the way are all in, one dict lookup per byte instead of a full walk step."""
+        text, states = forced
+        ids = self.trie.ids
+        for byte in text[:-1]:
+            child = node.children(self.trie).get(byte)
+            if child is None:
+                return
+            if child.end > child.lo:
+                self.parts.append(ids[child.lo : child.end])
+            if child.hi == child.end:
+                return  # no token goes further
+            node = child
+        self.spend(len(text))
+        child = node.children(self.trie).get(text[-1])
+        if child is not None:
+            self.walk(child, states[-1], b"")
 
     def walk_children(self, node: Node, st: ParserState, first: frozenset[int]) -> None:
         """Follow the children of `node` whose byte is in `first`, one by one."""
@@ -216,8 +240,8 @@ class _Walk:
         table = np.zeros(256, dtype=np.bool_)
         table[list(st.allowed_chars().first_bytes())] = True
         if remaining is not None:
-            for k in range(1, min(remaining, self.trie.max_len) + 1):
-                table[list(st.skip(k).allowed_chars().first_bytes())] = True
+            for later in st.skips(min(remaining, self.trie.max_len)):
+                table[list(later.allowed_chars().first_bytes())] = True
         return table
 
     def _root_rows(self, idx: FreeIndex, st: ParserState, remaining: int | None) -> None:
@@ -352,6 +376,32 @@ class _Walk:
                     at = st if k == 0 else st.skip(k)
                     self.parts.append(ids[mine[sel][_accepted_tails(tails, at, self.budget)[tail_ids[sel]]]])
         return rows[~later]
+
+
+def _forced_text(st: ParserState, most: int) -> tuple[bytes, list[ParserState]] | None:
+    """The ASCII text `st` forces next, one allowed char after another (up to `most` chars), with the
+    states after each char; None when the next char is not forced. Memoised on the state."""
+    memo = st.memo
+    if memo is None:
+        memo = st.memo = {}
+    if "forced" in memo:
+        return memo["forced"]  # type: ignore[return-value]
+    chars: list[str] = []
+    states: list[ParserState] = []
+    cur = st
+    while len(chars) < most:
+        ranges = cur.allowed_chars().ranges
+        if len(ranges) != 1 or ranges[0][0] != ranges[0][1] or ranges[0][0] >= 0x80:
+            break
+        nxt = cur.add_char(chr(ranges[0][0]))
+        if nxt is None:
+            break
+        chars.append(chr(ranges[0][0]))
+        states.append(nxt)
+        cur = nxt
+    found = ("".join(chars).encode("ascii"), states) if chars else None
+    memo["forced"] = found
+    return found
 
 
 def _excluded(node: Node, trie: ByteTrie, only: BoolArray) -> list[Node]:

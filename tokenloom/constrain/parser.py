@@ -92,6 +92,7 @@ class ParserState:
         "_has_dele",
         "_has_free",
         "_next",
+        "_rep",
         "grammar",
         "memo",
         "stacks",
@@ -107,6 +108,7 @@ class ParserState:
         self._has_free = False
         self._dele: tuple[CharSet, ParserState] | None = None
         self._has_dele = False
+        self._rep: tuple[int, ParserState] | None = None
         self.memo: dict[object, object] | None = None  # for consumers (the mask walk), made on first use
 
     def add_char(self, c: str) -> ParserState | None:
@@ -219,6 +221,37 @@ class ParserState:
         if not (klass - run[0].klass).is_empty():
             return None
         return klass, target
+
+    def mask_rep(self, horizon: int) -> ParserState:
+        """A state that takes exactly the same strings of up to `horizon` characters as this one.
+
+        Counters far from their bounds (a string's length well inside its maxLength) make many states
+        that differ only beyond the next token: they share one representative, so they share one mask.
+        Frames opt in with `for_horizon(h)`; the others are kept as they are.
+        """
+        rep = self._rep
+        if rep is not None and rep[0] == horizon:
+            return rep[1]
+        stacks = tuple(
+            dict.fromkeys(
+                tuple(f.for_horizon(horizon) if hasattr(f, "for_horizon") else f for f in stack)
+                for stack in self.stacks
+            )
+        )
+        state = self if stacks == self.stacks else self.grammar.state(stacks)
+        self._rep = (horizon, state)
+        return state
+
+    def skips(self, most: int) -> list[ParserState]:
+        """`skip(1)` .. `skip(most)` at once (a frame may build them step by step: `skips` of its own)."""
+        run = self.free_run()
+        assert run is not None  # internal: only called on bounded free states (one top for all stacks)
+        top = run[1]
+        own = getattr(top, "skips", None)
+        tops = own(most) if own is not None else [top.skip(n) for n in range(1, most + 1)]
+        return [
+            self.grammar.state(tuple(dict.fromkeys((*stack[:-1], t) for stack in self.stacks))) for t in tops
+        ]
 
     def skip(self, n: int) -> ParserState:
         """The state after `n` characters of the current free run."""
