@@ -290,13 +290,12 @@ class DState:
         seen: set[DState] = {self}
         todo = [self]
         exits, accepting = EMPTY, False
+        classes = self.regex.classes_within(klass)
         while todo:
             cur = todo.pop()
             exits, accepting = exits | (cur.chars - klass), accepting or cur.accepting
-            for lo, hi in cur._atoms():
-                if not klass.overlaps(lo, hi):
-                    continue
-                nxt = cur.step(chr(max(lo, (klass & CharSet([(lo, hi)])).ranges[0][0])))
+            for k in classes:
+                nxt = cur.step_class_index(k)
                 if nxt is None:
                     return None
                 if nxt not in seen:
@@ -356,6 +355,7 @@ class Regex:
         self.bounds = _class_bounds(self.nfa)
         self._moves: dict[int, dict[int, tuple[int, ...]]] = {}
         self._closures: dict[int, frozenset[int]] = {}
+        self._within: dict[CharSet, tuple[int, ...]] = {}
         self.initial = self.dstate(self.nfa.closure({start}, at_start=True) & self._kept)
         self.tables: dict[object, tuple[object, object]] = {}  # for consumers (per-vocabulary mask tables)
 
@@ -372,6 +372,15 @@ class Regex:
     def class_of(self, cp: int) -> int:
         """The index of the character class holding `cp`: chars of one class move every state alike."""
         return bisect.bisect_right(self.bounds, cp) - 1
+
+    def classes_within(self, klass: CharSet) -> tuple[int, ...]:
+        """The character classes holding some char of `klass` (each class moves every state alike)."""
+        hit = self._within.get(klass)
+        if hit is None:
+            ends = [*self.bounds[1:], 0x110000]
+            hit = tuple(k for k, lo in enumerate(self.bounds) if klass.overlaps(lo, ends[k] - 1))
+            self._within[klass] = hit
+        return hit
 
     def moves(self, s: int) -> dict[int, tuple[int, ...]]:
         """NFA state `s`'s live targets per character class (made once per state)."""
