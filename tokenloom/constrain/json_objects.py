@@ -165,7 +165,9 @@ class ObjFrame:
             if self.esc:
                 return self._key_escape(c)
             if c == "\\":
-                return self._key_escape(c) if s.additional is not None or self._live() else []
+                # as in `_key_chars`: only where a char may still follow (not after `[a-z]{1,3}` is full)
+                growing = any(d is not None and not d.chars.is_empty() for d in self.pats)
+                return self._key_escape(c) if s.additional is not None or growing else []
             if c == '"':
                 close = self._close_key()
                 if close is None:
@@ -183,7 +185,8 @@ class ObjFrame:
             return [(after, ws, ValueFrame(self.value, self.depth), ws)]
         if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):
             pats = tuple(r.initial for r in s.pattern_props) if s.pattern_props else ()
-            return [(ObjFrame(s, Phase.KEY, self.pos, self.num, "", None, self.depth, 0, pats),)]
+            key = "" if s.props else None  # None: no name to follow, the name is free from its first char
+            return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats),)]
         if c == "}" and ph is not Phase.AFTER_COMMA and self._can_close():
             return [()]
         if c == "," and ph is Phase.AFTER_VALUE and self._more_keys():
@@ -216,9 +219,11 @@ class ObjFrame:
         if self.schema.additional is not None or any(d.is_universal(JSON_STRING_FREE) for d in live):
             return FreeRun(JSON_STRING_FREE, None, stateful=True)
         chain = live[0].chain() if len(live) == 1 else None
-        if chain is None or not (chain[0] - JSON_STRING_FREE).is_empty():
+        if chain is None:
             return None
-        return FreeRun(chain[0], chain[1])
+        # `[^\n]{1,64}`: the string chars of the class step alike, so they are the run
+        run = chain[0] & JSON_STRING_FREE
+        return None if run.is_empty() else FreeRun(run, chain[1])
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """(D, F): chars that leave the name to one frame F in a plain run. D avoids the next chars

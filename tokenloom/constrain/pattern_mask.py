@@ -2,10 +2,11 @@
 
 A token that stays inside the string (no quote, no backslash) is decided by the pattern's DFA state alone
 and the room left under maxLength: that verdict is computed for every token in one vectorised pass over the
-trie's bytes (numpy, the DFA explored over the pattern's character classes, bounded in states) and kept per
-DFA state, so no pattern shape costs more than one pass, never a walk whose size grows with nested or
-counted repeats. Tokens that close or escape the string are few and left to the caller.
-Knows nothing of JSON frames or parser states: it is handed a DFA state and the trie.
+trie's bytes (numpy; the DFA table over the pattern's character classes is filled lazily, only the cells
+some token reaches, and bounded in states) and kept per DFA state, so no pattern shape costs more than one
+pass, never a walk whose size grows with nested or counted repeats. Tokens that close or escape the string
+are few and left to the caller. Knows nothing of JSON frames or parser states: it is handed a DFA state
+and the trie.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
 from tokenloom.constrain.regex import DState, Regex
 from tokenloom.constrain.trie import BoolArray, ByteTrie
 
-MAX_TABLE_CELLS = 400_000  # DFA states x character classes explored per pattern before giving up
+MAX_TABLE_CELLS = 400_000  # DFA states x character classes one pattern's table may hold before giving up
 _MAX_VERDICTS = (
     64  # 32 KiB each (packed bits) for a 262k vocabulary  # DFA states whose verdicts one pattern keeps
 )
-_DEAD, _STOP = 0, 1  # table codes below the real states: the pattern died; a quote or backslash came
+_UNKNOWN, _DEAD, _STOP = -1, 0, 1  # table codes below the real states: not computed yet; the pattern
+# died; a quote or backslash came
 _STOP_CHARS = CharSet.of('"\\')
 
 I32 = npt.NDArray[np.int32]
@@ -123,74 +125,69 @@ def _escape_may_fit(at: DState, after: bytes) -> bool:
 
 
 class PatternTable:
-    """One pattern on one trie: its character classes, the DFA table explored so far, verdicts per state."""
+    """One pattern on one trie: its character classes, the DFA table filled lazily (only the cells some
+    token reaches), verdicts per state."""
 
     def __init__(self, regex: Regex, trie: ByteTrie, views: _TrieViews) -> None:
-        cuts = {0, 0x110000}
-        for edges in regex.nfa.edges:
-            for cs, _ in edges:
-                for lo, hi in cs.ranges:
-                    cuts.update((lo, hi + 1))
+        cuts = {0, 0x110000, *regex.bounds}
         for cs in (JSON_STRING_FREE, _STOP_CHARS):
             for lo, hi in cs.ranges:
                 cuts.update((lo, hi + 1))
-        self.bounds = np.array(sorted(cuts), dtype=np.int64)
-        self.reps = [int(b) for b in self.bounds[:-1]]  # one code point stands for its whole class
+        bounds = np.array(sorted(cuts), dtype=np.int64)
+        reps = [int(b) for b in bounds[:-1]]  # one code point stands for its whole class
+        self.regex_class = [regex.class_of(cp) for cp in reps]
         self.trie = trie
         self.views = views
-        classes = np.searchsorted(self.bounds, views.chars, side="right") - 1
-        self.keep = len(self.reps)  # the extra column: a continuation byte keeps the state
+        classes = np.searchsorted(bounds, views.chars, side="right") - 1
+        self.keep = len(reps)  # the extra column: a continuation byte keeps the state
+        self.width = self.keep + 1
         self.char_class = np.append(np.minimum(classes, self.keep - 1), self.keep).astype(np.int32)
+        # a fresh row: quote/backslash stop, raw control chars kill, the rest is found when first needed
+        self.blank = np.array(
+            [
+                _STOP if cp in (0x22, 0x5C) else (_UNKNOWN if JSON_STRING_FREE.contains_cp(cp) else _DEAD)
+                for cp in reps
+            ]
+            + [_UNKNOWN],
+            dtype=np.int32,
+        )
+        self.max_states = max(1, MAX_TABLE_CELLS // self.width)
         self.index: dict[DState, int] = {}
         self.states: list[DState] = []
-        self.table = np.zeros((2, len(self.reps) + 1), dtype=np.int32)  # rows _DEAD and _STOP: absorbing
+        self.table = np.zeros((2, self.width), dtype=np.int32)  # rows _DEAD and _STOP: absorbing
         self.table[_STOP, :] = _STOP
         self.verdicts: OrderedDict[DState, Verdict] = OrderedDict()
         self.lock = threading.Lock()
         self.too_big = False
 
-    def _explore(self, start: DState) -> bool:
-        """Fill the table for every state reachable from `start`; False past the size bound."""
-        if start in self.index:
-            return True
-        kinds = [
-            _STOP if cp in (0x22, 0x5C) else (-1 if JSON_STRING_FREE.contains_cp(cp) else _DEAD)
-            for cp in self.reps
-        ]
-        todo = [start]
-        new: list[DState] = []
-        self._number(start, new)
-        while todo:
-            d = todo.pop()
-            row = np.empty(len(self.reps) + 1, dtype=np.int32)
-            row[self.keep] = self.index[d]
-            for k, cp in enumerate(self.reps):
-                if kinds[k] != -1:
-                    row[k] = kinds[k]
-                    continue
-                nxt = d.step(chr(cp))
-                if nxt is None:
-                    row[k] = _DEAD
-                    continue
-                if nxt not in self.index:
-                    if (len(self.states) + 1) * len(self.reps) > MAX_TABLE_CELLS:
-                        return False
-                    self._number(nxt, new)
-                    todo.append(nxt)
-                row[k] = self.index[nxt]
-            self.table[self.index[d]] = row
-        return True
-
-    def _number(self, d: DState, new: list[DState]) -> None:
-        self.index[d] = len(self.states) + 2
+    def _number(self, d: DState) -> int | None:
+        """The table row of `d`, made on first sight; None past the bound on states."""
+        hit = self.index.get(d)
+        if hit is not None:
+            return hit
+        if len(self.states) >= self.max_states:
+            return None
+        row = self.index[d] = len(self.states) + 2
         self.states.append(d)
-        new.append(d)
-        if self.table.shape[0] < len(self.states) + 2:
-            grown = np.zeros(
-                (max(2 * self.table.shape[0], len(self.states) + 2), len(self.reps) + 1), np.int32
-            )
+        if self.table.shape[0] <= row:
+            grown = np.zeros((2 * self.table.shape[0], self.width), np.int32)
             grown[: self.table.shape[0]] = self.table
             self.table = grown
+        self.table[row] = self.blank
+        self.table[row, self.keep] = row
+        return row
+
+    def _fill(self, cells: I32) -> bool:
+        """Compute the unknown table cells `cells` (flat indices); False past the bound on states."""
+        width, regex_class, states = self.width, self.regex_class, self.states
+        for cell in cells.tolist():
+            row, k = divmod(cell, width)
+            nxt = states[row - 2].step_class_index(regex_class[k])
+            got = _DEAD if nxt is None else self._number(nxt)
+            if got is None:
+                return False
+            self.table[row, k] = got
+        return True
 
     def verdict(self, d: DState) -> Verdict | None:
         """The verdict of every token from `d` (None when the pattern's automaton is too big)."""
@@ -199,35 +196,51 @@ class PatternTable:
             if hit is not None:
                 self.verdicts.move_to_end(d)
                 return hit
-            if self.too_big or not self._explore(d):
+            start = None if self.too_big else self._number(d)
+            made = None if start is None else self._run(start)
+            if made is None:
                 self.too_big = True
                 return None
-            made = self._run(self.index[d])
             self.verdicts[d] = made
             if len(self.verdicts) > _MAX_VERDICTS:
                 self.verdicts.popitem(last=False)
             return made
 
-    def _run(self, start: int) -> Verdict:
-        """Every token from `start`, byte position by byte position (a continuation byte keeps the state)."""
+    def _step(self, state: I32, classes: I32) -> I32 | None:
+        """The next table state of each row (cells seen for the first time are filled first)."""
+        cells = state * self.width  # int32: the table holds at most MAX_TABLE_CELLS cells
+        cells += classes
+        nxt = self.table.ravel()[cells]
+        unknown = nxt < 0
+        if unknown.any():
+            if not self._fill(np.unique(cells[unknown])):
+                return None
+            nxt = self.table.ravel()[cells]
+        return nxt
+
+    def _run(self, start: int) -> Verdict | None:
+        """Every token from `start`, byte position by byte position (a continuation byte keeps the state);
+        None when the table outgrows its bound."""
         bl = self.views
-        table, width, char_class = self.table.ravel(), self.keep + 1, self.char_class
+        char_class = self.char_class
         state = np.full(len(bl.order), start, dtype=np.int32)
         live: npt.NDArray[np.intp] | None = None  # once most rows died: the rows still running
         for m, chars in zip(bl.running, bl.char_at, strict=True):
             if live is None:  # most rows alive: every running row, a prefix of the order
-                cur = state[:m]
-                cur *= width
-                cur += char_class[chars]
-                state[:m] = table[cur]
-                alive = np.flatnonzero(state[:m] >= 2)
+                nxt = self._step(state[:m], char_class[chars])
+                if nxt is None:
+                    return None
+                state[:m] = nxt
+                alive = np.flatnonzero(nxt >= 2)
                 if 2 * len(alive) < m:
                     live = alive
                 continue
             live = live[: np.searchsorted(live, m)]  # rows longer than this position: a prefix
             if not len(live):
                 break
-            nxt = table[state[live] * width + char_class[chars[live]]]
+            nxt = self._step(state[live], char_class[chars[live]])
+            if nxt is None:
+                return None
             state[live] = nxt
             live = live[nxt >= 2]  # a dead or stopped row stays so
         inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)

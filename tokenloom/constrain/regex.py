@@ -8,6 +8,7 @@ inline flags raise GrammarError. Knows nothing of JSON or vocabularies.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from dataclasses import dataclass
 
@@ -110,6 +111,7 @@ class DState:
         "_uniform",
         "_universal",
         "accepting",
+        "by_class",
         "chars",
         "loop",
         "nfa",
@@ -130,6 +132,7 @@ class DState:
         self.chars = acc
         self.accepting = regex.final in nfa.closure(set(states), at_start=False, at_end=True)
         self.trans: dict[str, DState | None] = {}
+        self.by_class: dict[int, DState | None] = {}
         self.loop: CharSet | None = None
         self._default: tuple[CharSet, DState] | None = None
         self._has_default = False
@@ -144,11 +147,20 @@ class DState:
             return self.trans[c]
         except KeyError:
             pass
-        nfa = self.regex.nfa
-        live = self.regex.live
-        nxt = {t for s in self.states for cs, t in nfa.edges[s] if t in live and c in cs}
-        res = self.regex.dstate(nfa.closure(nxt, at_start=False) & live) if nxt else None
-        self.trans[c] = res
+        res = self.trans[c] = self.step_class_index(self.regex.class_of(ord(c)))
+        return res
+
+    def step_class_index(self, k: int) -> DState | None:
+        """The state after any char of the regex's character class `k` (see `Regex.class_of`)."""
+        try:
+            return self.by_class[k]
+        except KeyError:
+            pass
+        regex = self.regex
+        moves = regex.moves
+        targets = {t for s in self.states for t in moves(s).get(k, ())}
+        res = regex.dstate(regex.closure_after(targets)) if targets else None
+        self.by_class[k] = res
         return res
 
     def loop_chars(self) -> CharSet:
@@ -278,13 +290,12 @@ class DState:
         seen: set[DState] = {self}
         todo = [self]
         exits, accepting = EMPTY, False
+        classes = self.regex.classes_within(klass)
         while todo:
             cur = todo.pop()
             exits, accepting = exits | (cur.chars - klass), accepting or cur.accepting
-            for lo, hi in cur._atoms():
-                if not klass.overlaps(lo, hi):
-                    continue
-                nxt = cur.step(chr(max(lo, (klass & CharSet([(lo, hi)])).ranges[0][0])))
+            for k in classes:
+                nxt = cur.step_class_index(k)
                 if nxt is None:
                     return None
                 if nxt not in seen:
@@ -307,6 +318,17 @@ class DState:
         return cur
 
 
+def _class_bounds(nfa: Nfa) -> list[int]:
+    """The starts of the maximal code-point ranges on which every edge of `nfa` agrees."""
+    cuts = {0}
+    for edges in nfa.edges:
+        for cs, _ in edges:
+            for lo, hi in cs.ranges:
+                cuts.add(lo)
+                cuts.add(hi + 1)
+    return sorted(c for c in cuts if c <= 0x10FFFF)
+
+
 def _edge_sets(d: DState) -> list[CharSet]:
     return [cs for s in d.states for cs, _ in d.regex.nfa.edges[s]]
 
@@ -327,16 +349,63 @@ class Regex:
         self.final = self.nfa.build(ast, start)
         self._dstates: dict[frozenset[int], DState] = {}
         self.live = self.nfa.live_states(self.final)
-        self.initial = self.dstate(self.nfa.closure({start}, at_start=True) & self.live)
+        self._kept = frozenset(
+            s for s in self.live if self.nfa.edges[s] or self.nfa.eol[s] or s == self.final
+        )
+        self.bounds = _class_bounds(self.nfa)
+        self._moves: dict[int, dict[int, tuple[int, ...]]] = {}
+        self._closures: dict[int, frozenset[int]] = {}
+        self._within: dict[CharSet, tuple[int, ...]] = {}
+        self.initial = self.dstate(self.nfa.closure({start}, at_start=True) & self._kept)
         self.tables: dict[object, tuple[object, object]] = {}  # for consumers (per-vocabulary mask tables)
 
     def dstate(self, states: frozenset[int]) -> DState:
+        """The DFA state of a set of kept NFA states (those with a char or `$` edge, and the final one:
+        epsilon-only states are left out, so sets that differ only in them are one state)."""
         d = self._dstates.get(states)
         if d is None:
             if len(self._dstates) > 50_000:
                 raise GrammarError(f"regex {self.pattern!r} needs too many automaton states")
             d = self._dstates[states] = DState(self, states)
         return d
+
+    def class_of(self, cp: int) -> int:
+        """The index of the character class holding `cp`: chars of one class move every state alike."""
+        return bisect.bisect_right(self.bounds, cp) - 1
+
+    def classes_within(self, klass: CharSet) -> tuple[int, ...]:
+        """The character classes holding some char of `klass` (each class moves every state alike)."""
+        hit = self._within.get(klass)
+        if hit is None:
+            ends = [*self.bounds[1:], 0x110000]
+            hit = tuple(k for k, lo in enumerate(self.bounds) if klass.overlaps(lo, ends[k] - 1))
+            self._within[klass] = hit
+        return hit
+
+    def moves(self, s: int) -> dict[int, tuple[int, ...]]:
+        """NFA state `s`'s live targets per character class (made once per state)."""
+        hit = self._moves.get(s)
+        if hit is None:
+            by_class: dict[int, list[int]] = {}
+            for cs, t in self.nfa.edges[s]:
+                if t not in self.live:
+                    continue
+                for lo, hi in cs.ranges:
+                    for k in range(self.class_of(lo), self.class_of(hi) + 1):
+                        by_class.setdefault(k, []).append(t)
+            hit = self._moves[s] = {k: tuple(ts) for k, ts in by_class.items()}
+        return hit
+
+    def closure_after(self, targets: set[int]) -> frozenset[int]:
+        """The kept states reached from `targets` by epsilon edges (one cached closure per target)."""
+        closures = self._closures
+        parts: list[frozenset[int]] = []
+        for t in targets:
+            hit = closures.get(t)
+            if hit is None:
+                hit = closures[t] = self.nfa.closure({t}, at_start=False) & self._kept
+            parts.append(hit)
+        return parts[0] if len(parts) == 1 else frozenset().union(*parts)
 
     def fullmatch(self, text: str) -> bool:
         d: DState | None = self.initial

@@ -11,6 +11,10 @@ import pytest
 from tests.unit.constrain.conftest import Greedy, mask_ids
 from tests.unit.constrain.test_vocab_masks import _brute_force
 from tokenloom.constrain import compile
+from tokenloom.constrain.formats import FORMATS
+from tokenloom.constrain.pattern_mask import pattern_verdict, table_for
+from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.trie import trie_for
 from tokenloom.engine.vocab import Tokenizer, Vocab
 
 # The shapes that took 0.2 s to 62 s per mask on the outside checker's hidden set (issue 12), with an
@@ -73,6 +77,16 @@ ISSUE_SHAPES: list[tuple[str, dict[str, Any], str]] = [
         '["alpha", 3, "beta-2"]',
     ),
 ]
+
+# format "regex" (schemastore/xs-app): its whole DFA has over 200k states, so the table is filled only
+# where the vocabulary's tokens go (34.9 s for the mask before `^` when it was explored whole).
+ISSUE_SHAPES.append(
+    (
+        "format regex, a DFA too big to build whole",
+        {"type": "object", "properties": {"source": {"type": "string", "format": "regex"}}},
+        '{"source": "^/odata/(.*)$"}',
+    )
+)
 
 # The edges of the DFA path: room under maxLength smaller than the longest token, minLength reached
 # only at the quote, JSON escapes the pattern takes or refuses, non-ASCII classes, a top-level string.
@@ -137,3 +151,71 @@ def test_unicode_escape_digits_lead_only_to_chars_the_pattern_takes(vocab: Vocab
     assert by_piece[b"6"] in allowed and by_piece[b"7"] not in allowed
     assert greedy.tokens(c, "6b") is not None
     assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
+
+
+def test_format_regex_table_holds_only_the_cells_tokens_reach(vocab: Vocab) -> None:
+    """The verdict from the start of format "regex" needs a few dozen DFA states, not its 200k+."""
+    regex = Regex(FORMATS["regex"])
+    trie = trie_for(vocab)
+    got = pattern_verdict(trie, regex.initial)
+    assert got is not None
+    table = table_for(regex, trie)
+    assert len(table.states) < 1000
+    filled = table.table[2 : len(table.states) + 2, : table.keep]
+    assert (filled == -1).any()  # some cells were never needed, so never computed
+
+
+# Object keys under a counted pattern (schemastore/aws-cdk-appconfig-featureflags: 4-5.6 s per mask
+# inside such a key, the walk visiting ~160k trie nodes one by one): `[^\n]{1,64}` is wider than the
+# chars a JSON string takes raw, and its string chars are now the key's bounded run. With known names
+# beside the pattern the name is followed char by char first; without, it is free from its first char.
+KEY_SHAPES: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "counted pattern key, no known names",
+        {
+            "type": "object",
+            "patternProperties": {"^[^\\n]{1,64}$": {"type": "integer"}},
+            "additionalProperties": False,
+        },
+        '{"allow-crypto-at-checkout": 1, "x\\"y": 2}',
+    ),
+    (
+        "counted pattern key beside known names",
+        {
+            "type": "object",
+            "properties": {"allow": {"type": "integer", "minimum": 0}},
+            "patternProperties": {"^[a-z-]{2,12}$": {"type": "integer"}},
+            "additionalProperties": False,
+        },
+        '{"allow":1,"allowed-x":3}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "schema", "text"), KEY_SHAPES, ids=[s[0] for s in KEY_SHAPES])
+def test_pattern_keys_mask_equal_brute_force(
+    name: str, schema: dict[str, Any], text: str, vocab: Vocab, tokenizer: Tokenizer
+) -> None:
+    c = compile({"json_schema": schema}, vocab)
+    _follow_and_check(c, tokenizer.tokenize(text, parse_special=False), vocab, every=1)
+    assert c.is_accepting()
+
+
+def test_key_longer_than_its_counted_pattern_is_refused(vocab: Vocab, greedy: Greedy) -> None:
+    c = compile(
+        {
+            "json_schema": {
+                "type": "object",
+                "patternProperties": {"^[a-z]{1,3}$": {}},
+                "additionalProperties": False,
+            }
+        },
+        vocab,
+    )
+    assert greedy.tokens(c, '{"abc') is not None
+    mask = c.allowed()
+    assert mask is not None
+    allowed = mask_ids(mask)
+    assert allowed == _brute_force(c, vocab)
+    by_piece = {p: i for i, p in reversed(list(enumerate(vocab.pieces)))}
+    assert by_piece[b'"'] in allowed and by_piece[b"d"] not in allowed

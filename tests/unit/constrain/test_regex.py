@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
+import re
 import time
 
 import pytest
 
 from tests.unit.constrain.chars import initial
+from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.parser import accepts
 from tokenloom.constrain.regex import Regex
 from tokenloom.errors import GrammarError
@@ -52,3 +55,34 @@ def test_huge_repetition_is_refused_quickly() -> None:
     with pytest.raises(GrammarError, match="too large"):
         initial({"regex": "(ab){1000000}"})
     assert time.monotonic() - t0 < 5
+
+
+# Patterns whose DFA differs from Python `re` only if the class-by-class stepping or the dropping of
+# epsilon-only NFA states from DFA states were wrong: anchors inside alternatives, nested optional
+# repeats, classes cutting through each other, and format "regex" (whose full DFA has over 200k states).
+_AGREE_PATTERNS = [
+    r"^(a|b)*c$|^d",
+    r"(a*)*b?(c|)",
+    r"[a-f][c-x]*[^e-g]+\d?",
+    r"(x{1,3}y?){2,}z",
+    r"(^a|b$)*",
+    FORMATS["regex"],
+]
+
+
+@pytest.mark.parametrize("pattern", _AGREE_PATTERNS)
+def test_dfa_agrees_with_python_re_on_random_strings(pattern: str) -> None:
+    rng = random.Random(12)
+    alphabet = "abcdefgxyz019-" if pattern != FORMATS["regex"] else "ab(?:)[]^\\|*+{2,}<>=!\n"
+    compiled = re.compile(pattern)
+    ours = Regex(pattern)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        assert ours.fullmatch(text) == (compiled.fullmatch(text) is not None), repr(text)
+
+
+def test_states_differing_only_in_epsilon_states_are_one() -> None:
+    """`(a?)*` nests epsilon-only states: after any number of a's the DFA is back in one state."""
+    r = Regex("((a?)*b?)*")
+    d = r.initial.step("a")
+    assert d is not None and d.step("a") is d
