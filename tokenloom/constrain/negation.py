@@ -4,7 +4,8 @@
 lacks one required name, or holds one listed name whose value fails its schema (plus every non-object
 when the negated schema says `"type": "object"`). Each such case is a branch merged with the rest of the
 schema: a missing name is `properties: {k: false}`, a failing value is `not S` pushed down to that one
-value, where it is decided within the value; `not` of values next to listed values keeps the others.
+value, where it is decided within the value; `not` of values next to listed values keeps the others,
+and `not (not S)` is S.
 Knows nothing of IR nodes, frames or vocabularies.
 """
 
@@ -53,7 +54,7 @@ def _disjuncts(s: Any, flatten: Flatten, depth: int) -> list[Any]:
     return [s]
 
 
-def _leaf_branches(negated: Any, main: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _leaf_branches(negated: Any, main: dict[str, Any]) -> list[Any] | None:
     """`not negated` for one schema over object names and values, as branches (None: not such a one).
 
     A branch naming a value `main` does not declare is not written: merged, that name would become a
@@ -66,6 +67,8 @@ def _leaf_branches(negated: Any, main: dict[str, Any]) -> list[dict[str, Any]] |
         return None
     if not has_constraints(negated):
         return []
+    if set(negated) - _ANNOTATIONS == {"not"}:
+        return [negated["not"]]  # not (not S) is S
     if set(negated) - _ANNOTATIONS in ({"const"}, {"enum"}):
         return _other_values(negated, main)
     if any(k not in _NEGATABLE for k in negated):

@@ -88,6 +88,18 @@ def test_not_of_values_next_to_listed_values_keeps_the_others() -> None:
     assert not _both(s, 2) and not _both(s, [3]) and not _both(s, "y")
 
 
+def test_double_negation_of_a_condition() -> None:
+    s = {
+        "type": "object",
+        "properties": {"w": {"type": "boolean"}, "n": {"type": "integer"}},
+        "if": {"not": {"properties": {"w": {"const": False}}}},
+        "then": {"required": ["n"]},
+    }
+    assert _combos(s) <= 1  # at most `not {"const": false}` on the value of "w"
+    assert _both(s, {"w": False}) and _both(s, {"w": True, "n": 1}) and _both(s, {"n": 1}) and _both(s, {})
+    assert not _both(s, {"w": True})  # w is not false: the condition holds and n is required
+
+
 def test_not_over_undeclared_names_stays_checked() -> None:
     s = {
         "type": "object",
