@@ -5,7 +5,7 @@ lacks one required name, or holds one listed name whose value fails its schema (
 when the negated schema says `"type": "object"`). Each such case is a branch merged with the rest of the
 schema: a missing name is `properties: {k: false}`, a failing value is `not S` pushed down to that one
 value, where it is decided within the value; `not` of values next to listed values keeps the others,
-and `not (not S)` is S.
+`not (not S)` is S, and `not {"type": ...}` is the other types.
 Knows nothing of IR nodes, frames or vocabularies.
 """
 
@@ -17,9 +17,13 @@ from typing import Any
 
 from tokenloom.constrain.schema_merge import has_constraints
 
-_ANNOTATIONS = frozenset({"description", "title", "$comment", "default", "examples", "$schema", "$id"})
+_ANNOTATIONS = frozenset(
+    {"description", "title", "$comment", "default", "examples", "$schema", "$id", "_merged"}
+)
 _NEGATABLE = _ANNOTATIONS | {"type", "properties", "required"}
 _NOT_OBJECT = ["array", "boolean", "integer", "null", "number", "string"]
+_ALL_TYPES = frozenset({*_NOT_OBJECT, "object"})
+_FEW_VALUES: dict[Any, list[Any]] = {"boolean": [True, False], "null": [None]}
 
 
 MAX_BRANCHES = 16  # branches a negated anyOf may multiply into before the checked `not` is kept
@@ -71,6 +75,8 @@ def _leaf_branches(negated: Any, main: dict[str, Any]) -> list[Any] | None:
         return [negated["not"]]  # not (not S) is S
     if set(negated) - _ANNOTATIONS in ({"const"}, {"enum"}):
         return _other_values(negated, main)
+    if set(negated) - _ANNOTATIONS == {"type"}:
+        return _other_types(negated["type"])
     if any(k not in _NEGATABLE for k in negated):
         return None
     typ = negated.get("type")
@@ -104,6 +110,12 @@ def _other_values(negated: dict[str, Any], main: dict[str, Any]) -> list[dict[st
     """`not` of a const/enum next to a `main` that lists its own values: the values it leaves."""
     refused = [negated["const"]] if "const" in negated else negated["enum"]
     listed = [main["const"]] if "const" in main else main.get("enum")
+    if listed is None:  # booleans and null can be listed: every value they have
+        types = main.get("type")
+        names = types if isinstance(types, list) else [types]
+        if not names or not all(n in _FEW_VALUES for n in names):
+            return None
+        listed = [v for n in names for v in _FEW_VALUES[n]]
     if not isinstance(refused, list) or not isinstance(listed, list):
         return None
     keys = {_value_key(v) for v in refused}
@@ -123,3 +135,15 @@ def _normal(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _normal(x) for k, x in v.items()}
     return v
+
+
+def _other_types(refused: Any) -> list[dict[str, Any]] | None:
+    """`not {"type": ...}`: the other types (None for "integer" without "number": the numbers that are
+    not integers are no type of their own)."""
+    names = set(refused if isinstance(refused, list) else [refused])
+    if not names <= _ALL_TYPES or ("integer" in names and "number" not in names):
+        return None
+    if "number" in names:
+        names.add("integer")
+    others = sorted(_ALL_TYPES - names)
+    return [{"type": others}] if others else []

@@ -100,6 +100,22 @@ def test_double_negation_of_a_condition() -> None:
     assert not _both(s, {"w": True})  # w is not false: the condition holds and n is required
 
 
+def test_not_of_types_and_of_booleans() -> None:
+    no_string = {"not": {"type": "string"}}
+    assert _combos(no_string) == 0
+    assert _both(no_string, 1) and _both(no_string, None) and _both(no_string, {"a": "b"})
+    assert not _both(no_string, "a")
+    no_number = {"not": {"type": "number"}}
+    assert _combos(no_number) == 0
+    assert not _both(no_number, 1) and not _both(no_number, 1.5) and _both(no_number, "1")
+    no_integer = {"not": {"type": "integer"}}  # 1.5 is a number but no integer: stays checked
+    assert _combos(no_integer) == 1
+    assert _both(no_integer, 1.5) and not _both(no_integer, 1)
+    not_true = {"type": "boolean", "not": {"const": True}}
+    assert _combos(not_true) == 0
+    assert _both(not_true, False) and not _both(not_true, True)
+
+
 def test_not_over_undeclared_names_stays_checked() -> None:
     s = {
         "type": "object",
