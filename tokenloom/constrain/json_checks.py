@@ -6,7 +6,8 @@ unwraps into that part's own stacks, so the usual fast paths (free runs in strin
 undecided, the value is accepted at its end only if the rule holds. The mask stays exact with respect
 to this parser; what it cannot see ahead is a prefix after which every completion breaks the rule (two
 `oneOf` branches both already satisfied for good): such a prefix is a dead end, never a wrong output.
-Knows nothing of vocabularies.
+Only what the compiler cannot settle comes here: `negation` turns a `not` over object names, values and
+types into plain branches, and `disjoint` proves many `oneOf`s plain unions. Knows nothing of vocabularies.
 """
 
 from __future__ import annotations
