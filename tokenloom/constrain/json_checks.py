@@ -6,7 +6,8 @@ unwraps into that part's own stacks, so the usual fast paths (free runs in strin
 undecided, the value is accepted at its end only if the rule holds. The mask stays exact with respect
 to this parser; what it cannot see ahead is a prefix after which every completion breaks the rule (two
 `oneOf` branches both already satisfied for good): such a prefix is a dead end, never a wrong output.
-Knows nothing of vocabularies.
+Only what the compiler cannot settle comes here: `negation` turns a `not` over object names, values and
+types into plain branches, and `disjoint` proves many `oneOf`s plain unions. Knows nothing of vocabularies.
 """
 
 from __future__ import annotations
@@ -90,24 +91,32 @@ class ComboFrame:
 
     def free_run(self) -> FreeRun | None:
         """A run every stack of every live part takes (e.g. all inside the same string value);
-        stateful if one is, bounded by the tightest bound."""
-        runs: list[FreeRun] = []
-        for s in self.subs:
-            if s is not None:
-                for run in _stack_runs(s):
-                    if run is None:
-                        return None
-                    runs.append(run)
-        if not runs:
+        stateful if one is. A bound must hold for the whole combination: the driving stacks are all
+        unbounded or all share one bound, and a `not` part is unbounded or shares it too (a part
+        that dies inside the run while another lives on would make the bound a lie)."""
+        driving: list[FreeRun] = []
+        vetoing: list[FreeRun] = []
+        for i, s in enumerate(self.subs):
+            if s is None:
+                continue
+            for run in _stack_runs(s):
+                if run is None:
+                    return None
+                (vetoing if self.combo.kind == "not" and i == 1 else driving).append(run)
+        if not driving:
             return None
+        runs = driving + vetoing
         klass = runs[0].klass
         for r in runs[1:]:
             klass = klass & r.klass
         stateful = any(r.stateful for r in runs)
-        bounds = [r.remaining for r in runs if r.remaining is not None]
-        if klass.is_empty() or (stateful and bounds):
+        bounds = {r.remaining for r in driving}
+        if klass.is_empty() or len(bounds) > 1 or (stateful and bounds != {None}):
             return None
-        return FreeRun(klass, min(bounds) if bounds else None, stateful)
+        bound = bounds.pop()
+        if any(r.remaining is not None and r.remaining != bound for r in vetoing):
+            return None
+        return FreeRun(klass, bound, stateful)
 
     def skip(self, n: int) -> ComboFrame:
         """After `n` run chars: stacks in a bounded run skip them, the others are unchanged by them."""

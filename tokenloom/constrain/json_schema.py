@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from tokenloom.constrain.formats import FORMATS
+from tokenloom.constrain.negation import negated_branches
 from tokenloom.constrain.regex import Regex
 from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reachable
@@ -174,10 +175,17 @@ class SchemaCompiler(ObjectKeywords):
             self.fill_typed(node, s, param, depth)
 
     def fill_not(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
-        """`not`: the value is parsed against the rest of the schema and the `not` part side by side (a
+        """`not`: over object names and values, plain branches merged with the rest (`negation`);
+        otherwise the value is parsed against the rest of the schema and the `not` part side by side (a
         `Combo`), and accepted only where the `not` part fails."""
         main = {k: v for k, v in s.items() if k != "not"}
         self.keep.append(main)
+        branches = negated_branches(s["not"], main, lambda sub: self.flatten(sub, f"{param}.not", 0))
+        if branches is not None:  # decided by plain branches, each one merged with the rest
+            merged = [{"allOf": [main, *parts]} for parts in branches]
+            self.keep.extend(merged)
+            node.options = tuple(self.node(m, param, depth + 1) for m in merged)
+            return
         parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
         node.combo = Combo("not", parts)
         self.checks.append(Check(node, "not", parts[1:], parts[:1]))
