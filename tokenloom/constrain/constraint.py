@@ -12,9 +12,11 @@ from collections import OrderedDict
 
 import numpy as np
 
+from tokenloom.constrain.json_unique import twin_state
 from tokenloom.constrain.mask import MaskParts, compute, feed_bytes, to_mask
 from tokenloom.constrain.parser import Grammar, ParserState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, Vocab
+from tokenloom.constrain.unique_mask import exact_parts
 from tokenloom.errors import GrammarError
 
 MAX_CACHED_MASKS = 4096
@@ -87,6 +89,12 @@ class Compiled:
         self._lock = threading.Lock()
 
     def mask_parts(self, st: ParserState, pending: bytes) -> MaskParts:
+        """Memoised by state; inside a uniqueItems array by its twin state (see unique_mask.py)."""
+        twin = twin_state(st)
+        parts = self._twin_parts(twin, pending)
+        return parts if twin is st else exact_parts(self.trie, parts, st, pending)
+
+    def _twin_parts(self, st: ParserState, pending: bytes) -> MaskParts:
         key = (st, pending)
         with self._lock:
             hit = self._masks.get(key)

@@ -2,7 +2,10 @@
 
 A `UniqFrame` stays on top for the whole array and parses the current item with a sub-parser, so it
 sees the item's characters and can refuse the one that would complete a duplicate (the closing quote
-of a repeated string, the `,` after a repeated number).
+of a repeated string, the `,` after a repeated number). Masks are computed on a *twin* state
+(`twin_state`): once the item is unlike every seen item its text is dropped (FRESH), so states inside
+items repeat, their masks are memoised and pattern strings get the whole-vocabulary pattern pass
+(`pattern`/`popped`); unique_mask.py re-judges from the exact state the few tokens the twin cannot.
 
 Inside an item's string, while the text may still equal a seen item, the frame offers a *stateful*
 free run: the trie walk checks every token leaving the run from the exact state it reaches. Once the
@@ -24,11 +27,15 @@ from typing import Any
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.json_frames import MAX_WS, Replacements, ValueFrame
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
+from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 
 _CLOSE = CharSet.of("]")
 _NUMBER = "-0123456789"
 _COMMA = CharSet.of(",")
+# The text of an item already unlike every seen item, in the twin states masks are computed on
+# (`twin_state`): its characters are not kept, so the states repeat. No JSON text starts with a NUL.
+FRESH = "\0fresh"
 
 
 class Slot(Enum):
@@ -86,8 +93,9 @@ class UniqFrame:
         sub = self.sub
         if sub is None or not sub.can_end():
             return None
-        if self.text is None:
-            return UniqFrame(self.schema, Slot.AFTER, self.depth, self.seen, text=None)
+        if self.text is None or self.text == FRESH:  # it still counts (minItems, maxItems, prefixItems)
+            unknown = f"\0unknown {len(self.seen)}"  # no canonical JSON text holds a raw NUL
+            return UniqFrame(self.schema, Slot.AFTER, self.depth, self.seen | {unknown}, text=None)
         key = canonical(self.text)
         if key in self.seen:
             return None
@@ -131,7 +139,8 @@ class UniqFrame:
         out: Replacements = []
         sub = self.sub.add_char(c)
         if sub is not None:
-            out.extend(self._item_state(sub, None if self.text is None else self.text + c))
+            text = self.text
+            out.extend(self._item_state(sub, text if text is None or text == FRESH else text + c))
         done = self._done()
         if done is not None:
             out.extend(done.feed(c))
@@ -139,7 +148,12 @@ class UniqFrame:
 
     def _item_state(self, sub: ParserState, text: str | None) -> Replacements:
         """The frame inside an item; a finished duplicate is refused at its last character."""
-        if text is not None and sub.allowed_chars().is_empty() and canonical(text) in self.seen:
+        if (
+            text is not None
+            and text != FRESH
+            and sub.allowed_chars().is_empty()
+            and canonical(text) in self.seen
+        ):
             return []
         return [(UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, sub, text),)]
 
@@ -168,10 +182,42 @@ class UniqFrame:
             return None
         return hint[0], UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, hint[1], self.text)
 
+    def pattern(self) -> tuple[DState, int, int, int | None] | None:
+        """The item's pattern-string hint (one same pattern frame on top of every item stack), once
+        the item can no longer repeat a seen one: the whole-vocabulary pattern pass then judges the
+        tokens inside the string, and those that close it go on from `popped()`."""
+        sub = self.sub
+        if self.slot is not Slot.ITEM or sub is None or self.text != FRESH:
+            return None
+        tops = {stack[-1] if stack else None for stack in sub.stacks}
+        top = tops.pop() if len(tops) == 1 else None
+        hint = getattr(top, "pattern", None)
+        return hint() if hint is not None else None
+
+    def popped(self) -> UniqFrame:
+        """This twin once the item's pattern string closes (the string frame popped from the item)."""
+        assert self.sub is not None  # internal: popped follows pattern
+        sub = self.sub
+        parent = sub.grammar.state(tuple(dict.fromkeys(_closed(stack) for stack in sub.stacks)))
+        return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, parent, FRESH)
+
+    def twin(self) -> UniqFrame:
+        """The frame masks are computed on: an item already unlike every seen one keeps no text
+        (FRESH), nested uniqueItems arrays likewise; equal to self when nothing can be dropped."""
+        sub = twin_state(self.sub) if self.sub is not None else None
+        text = self.text
+        if self.slot is Slot.ITEM and text is not None and text != FRESH and not self._may_repeat():
+            text = FRESH
+        if sub is self.sub and text == self.text:
+            return self
+        return UniqFrame(self.schema, self.slot, self.depth, self.seen, sub, text, self.ws)
+
     def _may_repeat(self) -> bool:
         """Whether the current item could still turn out equal to a seen one (conservative: exact
         for strings, any seen value of the same kind for the others)."""
         text = self.text
+        if text == FRESH:
+            return False
         if not self.seen or text is None:
             return bool(self.seen)
         if not text.startswith('"'):
@@ -200,3 +246,37 @@ class UniqFrame:
         run = self.sub.free_run()
         sub = self.sub if run is None or run[0].remaining is None else self.sub.skip(n)
         return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, sub, None)
+
+
+def _closed(stack: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The stack once its pattern string closes (a wrapping frame says what it becomes)."""
+    popped = getattr(stack[-1], "popped", None) if stack else None
+    return stack[:-1] if popped is None else (*stack[:-1], popped())
+
+
+def twin_state(st: ParserState) -> ParserState:
+    """`st` with every uniqueItems frame on top of a stack replaced by its twin (see `UniqFrame.twin`).
+
+    The twin allows the same tokens as `st` except, possibly, one that finishes the current item and
+    then a whole later item equal to it: unique_mask.py judges those few tokens from `st` itself."""
+    memo = st.memo
+    if memo is None:
+        memo = st.memo = {}
+    hit = memo.get(_TWIN_KEY)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    stacks: list[tuple[Frame, ...]] = []
+    changed = False
+    for stack in st.stacks:
+        top = stack[-1] if stack else None
+        if isinstance(top, UniqFrame):
+            twin = top.twin()
+            if twin is not top:
+                changed, stack = True, (*stack[:-1], twin)
+        stacks.append(stack)
+    hit = st.grammar.state(tuple(dict.fromkeys(stacks))) if changed else st
+    memo[_TWIN_KEY] = hit
+    return hit
+
+
+_TWIN_KEY = "json_unique.twin"  # where `twin_state` keeps its answer in a state's memo

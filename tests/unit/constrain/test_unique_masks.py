@@ -1,0 +1,102 @@
+"""uniqueItems arrays masked on their text-free twin states (json_unique.twin_state, unique_mask.py):
+the slow shapes of issue 12 (items that are objects or pattern strings), the edges of the twin (a token
+finishing an item and a whole later one, minItems and prefixItems counted through unknown items, nested
+arrays), each mask compared with feeding every token of the real vocabulary from the exact state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.unit.constrain.conftest import Greedy, force, mask_ids
+from tests.unit.constrain.test_vocab_masks import _brute_force
+from tokenloom.constrain import compile
+from tokenloom.constrain.json_unique import twin_state
+from tokenloom.constrain.trie import trie_for
+from tokenloom.constrain.unique_mask import holds_later_item, later_item_tokens
+from tokenloom.engine.vocab import Tokenizer, Vocab
+
+_PATH = {"type": "string", "pattern": "^/?([^/]+/)*[^/]+/?$"}
+OBJECTS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"path": _PATH, "n": {"type": "integer"}},
+        "required": ["path"],
+    },
+    "uniqueItems": True,
+}
+PATTERNS = {"type": "array", "items": _PATH, "uniqueItems": True}
+STRINGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+NESTED = {"type": "array", "items": STRINGS, "uniqueItems": True}
+AT_LEAST_ONE = {**OBJECTS, "minItems": 1}
+PREFIXED = {
+    "type": "array",
+    "prefixItems": [{"type": "object", "properties": {"path": _PATH}}, {"type": "integer"}],
+    "items": {"type": "boolean"},
+    "uniqueItems": True,
+}
+
+# Each check feeds every token from the exact state (minutes under load): a few, each for one edge.
+CHECKED: list[tuple[dict[str, Any], str]] = [
+    (OBJECTS, '[{"path":"ind'),  # the first item: its pattern string judged by the pattern pass
+    (OBJECTS, '[{"path":"a","n":1},{"path":"a","n":1'),  # one "}" from a duplicate
+    (PATTERNS, '["ab","x'),  # a later item unlike the seen ones: twin and pattern pass
+    (STRINGS, '["'),  # the twin alone would let '","",' finish "" and then "" again
+    (NESTED, '[["a"],["b'),  # the inner array's twin inside the outer array's exact state
+    (AT_LEAST_ONE, '[{"path":"ab'),  # '"}]' must count the unknown first item towards minItems
+    (PREFIXED, '[{"path":"ab'),  # the next item is prefixItems[1] (an integer), not a boolean
+]
+
+
+@pytest.mark.parametrize(("schema", "prefix"), CHECKED)
+def test_unique_masks_equal_brute_force(
+    schema: dict[str, Any], prefix: str, vocab: Vocab, greedy: Greedy
+) -> None:
+    c = compile({"json_schema": schema}, vocab)
+    assert greedy.tokens(c, prefix) is not None
+    assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
+
+
+def test_states_inside_a_new_item_repeat(vocab: Vocab, greedy: Greedy) -> None:
+    """The twins of two positions inside the same item's string run are one state, so the second
+    mask is a memo hit; while the item may repeat a seen one, the exact state is kept."""
+    twins = []
+    for prefix in ('[{"path":"abc', '[{"path":"abcdef'):
+        c = compile({"json_schema": OBJECTS}, vocab)
+        assert greedy.tokens(c, prefix) is not None
+        assert twin_state(c._state) is not c._state  # type: ignore[arg-type]
+        twins.append(twin_state(c._state))  # type: ignore[arg-type]
+    assert twins[0] is twins[1]
+    c = compile({"json_schema": OBJECTS}, vocab)
+    assert greedy.tokens(c, '[{"path":"abc"},{"path":"ab') is not None
+    assert twin_state(c._state) is c._state  # type: ignore[arg-type]
+
+
+def test_duplicates_still_never_complete(vocab: Vocab, tokenizer: Tokenizer) -> None:
+    eog = min(vocab.eog_ids)
+    for schema, text in (
+        (OBJECTS, '[{"path":"a/b"},{"path":"c"},{"path":"a/b"}]'),
+        (PATTERNS, '["x","y","x"]'),
+        (STRINGS, '["", ""]'),
+        (NESTED, '[["a","b"],["a","b"]]'),
+    ):
+        assert not force(
+            compile({"json_schema": schema}, vocab), tokenizer.tokenize(text, parse_special=False), eog
+        )
+        ok = text.replace('"a/b"}]', '"a/c"}]').replace('"x"]', '"z"]').replace('""]', '"q"]')
+        ok = ok.replace('["a","b"]]', '["b","a"]]')
+        assert force(
+            compile({"json_schema": schema}, vocab), tokenizer.tokenize(ok, parse_special=False), eog
+        ), ok
+
+
+def test_later_item_tokens_are_few(vocab: Vocab) -> None:
+    """The tokens judged exactly on every uniqueItems mask: few, so that stays cheap."""
+    ids, pieces = later_item_tokens(trie_for(vocab))
+    assert len(ids) == len(pieces) <= 16
+    assert all(holds_later_item(p) for p in pieces)
+    assert holds_later_item(b'","",') and holds_later_item(b"1, 2]") and holds_later_item(b', {"a": 1}')
+    assert holds_later_item(b", 12")  # a number may still go on: counted, to stay on the safe side
+    assert not holds_later_item(b'", "') and not holds_later_item(b'"a", "b')
