@@ -180,7 +180,9 @@ class ObjFrame:
         if ph is Phase.COLON:
             if c != ":" or self.value is None:
                 return []
-            after = ObjFrame(s, Phase.AFTER_VALUE, self.pos, self.num + 1, "", None, self.depth)
+            # past its bounds the count changes nothing: capped, so the entries of a map share states
+            num = min(self.num + 1, max(s.min_props, s.max_props or 0) + 1)
+            after = ObjFrame(s, Phase.AFTER_VALUE, self.pos, num, "", None, self.depth)
             ws = WsFrame(0, self.depth)
             return [(after, ws, ValueFrame(self.value, self.depth), ws)]
         if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):

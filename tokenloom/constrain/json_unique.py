@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
+from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.json_frames import MAX_WS, Replacements, ValueFrame
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
 from tokenloom.constrain.regex import DState
@@ -47,17 +47,7 @@ class Slot(Enum):
 
 def canonical(text: str) -> str:
     """The text of a JSON value up to equality (key order, escapes, 1 == 1.0 do not matter)."""
-    return json.dumps(_normal(json.loads(text)), sort_keys=True, ensure_ascii=False)
-
-
-def _normal(v: Any) -> Any:
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, list):
-        return [_normal(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _normal(x) for k, x in v.items()}
-    return v
+    return value_key(json.loads(text))
 
 
 def _start(item: Schema, depth: int) -> ParserState:

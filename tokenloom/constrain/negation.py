@@ -11,10 +11,10 @@ Knows nothing of IR nodes, frames or vocabularies.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.schema_merge import has_constraints
 
 _ANNOTATIONS = frozenset(
@@ -118,23 +118,8 @@ def _other_values(negated: dict[str, Any], main: dict[str, Any]) -> list[dict[st
         listed = [v for n in names for v in _FEW_VALUES[n]]
     if not isinstance(refused, list) or not isinstance(listed, list):
         return None
-    keys = {_value_key(v) for v in refused}
-    return [{"enum": [v for v in listed if _value_key(v) not in keys]}]
-
-
-def _value_key(v: Any) -> str:
-    """Equal JSON values give equal keys (1 and 1.0 alike, at any depth; true and 1 apart)."""
-    return json.dumps(_normal(v), sort_keys=True)
-
-
-def _normal(v: Any) -> Any:
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, list):
-        return [_normal(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _normal(x) for k, x in v.items()}
-    return v
+    keys = {value_key(v) for v in refused}
+    return [{"enum": [v for v in listed if value_key(v) not in keys]}]
 
 
 def _other_types(refused: Any) -> list[dict[str, Any]] | None:
