@@ -179,17 +179,13 @@ class UniqFrame:
         sub = self.sub
         if self.slot is not Slot.ITEM or sub is None or self.text != FRESH:
             return None
-        tops = {stack[-1] if stack else None for stack in sub.stacks}
-        top = tops.pop() if len(tops) == 1 else None
-        hint = getattr(top, "pattern", None)
+        hint = getattr(sub.common_top(), "pattern", None)
         return hint() if hint is not None else None
 
     def popped(self) -> UniqFrame:
         """This twin once the item's pattern string closes (the string frame popped from the item)."""
         assert self.sub is not None  # internal: popped follows pattern
-        sub = self.sub
-        parent = sub.grammar.state(tuple(dict.fromkeys(_closed(stack) for stack in sub.stacks)))
-        return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, parent, FRESH)
+        return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, self.sub.closed(), FRESH)
 
     def twin(self) -> UniqFrame:
         """The frame masks are computed on: an item already unlike every seen one keeps no text
@@ -236,12 +232,6 @@ class UniqFrame:
         run = self.sub.free_run()
         sub = self.sub if run is None or run[0].remaining is None else self.sub.skip(n)
         return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, sub, None)
-
-
-def _closed(stack: tuple[Frame, ...]) -> tuple[Frame, ...]:
-    """The stack once its pattern string closes (a wrapping frame says what it becomes)."""
-    popped = getattr(stack[-1], "popped", None) if stack else None
-    return stack[:-1] if popped is None else (*stack[:-1], popped())
 
 
 def twin_state(st: ParserState) -> ParserState:

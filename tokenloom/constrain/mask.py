@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tokenloom.constrain.charset import ANY, CharSet, utf8_len, utf8_prefix_range
-from tokenloom.constrain.parser import Frame, ParserState
+from tokenloom.constrain.parser import ParserState
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
@@ -446,9 +446,7 @@ def _byte_table(klass: CharSet) -> tuple[BoolArray, frozenset[int]]:
 
 def _pattern_top(st: ParserState) -> tuple[DState, int, int, int | None] | None:
     """The pattern string every stack of `st` is reading (one same top frame), if any."""
-    tops = {stack[-1] if stack else None for stack in st.stacks}
-    top = tops.pop() if len(tops) == 1 else None
-    hint = getattr(top, "pattern", None)
+    hint = getattr(st.common_top(), "pattern", None)
     return hint() if hint is not None else None
 
 
@@ -470,7 +468,7 @@ def _pattern_parts(
     if max_len is not None:
         ok &= total <= max_len
     if ok.any():
-        parent = st.grammar.state(tuple(dict.fromkeys(_closed(stack) for stack in st.stacks)))
+        parent = st.closed()
         after = _accepted_tails(views.quote_tails, parent, None).copy()
         if views.empty_tail is not None:
             after[views.empty_tail] = True
@@ -481,13 +479,6 @@ def _pattern_parts(
     full[trie.ids[good]] = True
     empty = np.zeros(0, dtype=np.int32)
     return None, np.packbits(full), empty, empty
-
-
-def _closed(stack: tuple[Frame, ...]) -> tuple[Frame, ...]:
-    """The stack once its pattern string closes: the string frame popped, or a frame that wraps the
-    string (a uniqueItems array's item) replaced by what it says it becomes."""
-    popped = getattr(stack[-1], "popped", None)
-    return stack[:-1] if popped is None else (*stack[:-1], popped())
 
 
 _MAX_SPLIT = 8  # alternatives (anyOf of patterns, say) masked one by one, then joined

@@ -242,6 +242,16 @@ class ParserState:
         self._rep = (horizon, state)
         return state
 
+    def common_top(self) -> Frame | None:
+        """The one top frame every stack shares (e.g. one string read under two parents), if any."""
+        tops = {stack[-1] if stack else None for stack in self.stacks}
+        return tops.pop() if len(tops) == 1 else None
+
+    def closed(self) -> ParserState:
+        """The state once the top frame of every stack is done: popped, or, for a frame that wraps
+        another (a uniqueItems item), replaced by what its `popped()` says it becomes."""
+        return self.grammar.state(tuple(dict.fromkeys(_closed(stack) for stack in self.stacks)))
+
     def skips(self, most: int) -> list[ParserState]:
         """`skip(1)` .. `skip(most)` at once (a frame may build them step by step: `skips` of its own)."""
         run = self.free_run()
@@ -259,6 +269,11 @@ class ParserState:
         assert run is not None  # internal: only called on bounded free states (one top for all stacks)
         top = run[1].skip(n)
         return self.grammar.state(tuple(dict.fromkeys((*stack[:-1], top) for stack in self.stacks)))
+
+
+def _closed(stack: Stack) -> Stack:
+    popped = getattr(stack[-1], "popped", None) if stack else None
+    return stack[:-1] if popped is None else (*stack[:-1], popped())
 
 
 def stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:
