@@ -17,6 +17,7 @@ from typing import Any
 import llama_cpp as llama
 import numpy as np
 
+from tokenloom.engine.arrivals import ArrivalBoard
 from tokenloom.engine.detok import IncrementalDetokenizer
 from tokenloom.engine.jobs import Done, Job, JobEvent, JobHandle, LogitMask, Piece, deliver
 from tokenloom.engine.kvcache import pick_free_slot, plan_reuse
@@ -52,6 +53,9 @@ class EngineConfig:
     mask_timeout: float = 5.0  # seconds one constraint mask may take before its request ends
     constraint_budget: float = 60.0  # seconds of constraint work one request may use in total
     mmproj: str | None = None  # a vision projector GGUF (--mmproj): images in prompts (engine/media.py)
+    # An idle engine waits at most this long for requests still being prepared, so a burst prefills in
+    # one step (engine/arrivals.py); a lone request does not wait at all.
+    burst_wait: float = 0.05
 
 
 def flash_attention_type(cfg: EngineConfig) -> int:
@@ -116,6 +120,8 @@ class Engine:
         self._decode_seconds = 0.0  # the last llama_decode's wall time (slow-step diagnosis)
         self._cond = threading.Condition()
         self._running = True
+        self.arrivals = ArrivalBoard(self._wake)
+        self._steps = 0  # scheduler iterations so far (a job records the one that admitted it)
         budget = MaskBudget(self.config.mask_timeout, self.config.constraint_budget)
         self._masks = MaskWorker(self._wake, budget)
         self.media = self._load_projector()
@@ -191,6 +197,7 @@ class Engine:
             self._n_inflight += 1
             self._waiting.append(job)
             self._cond.notify()
+        self.arrivals.settle_current()
         return handle
 
     def stats(self) -> EngineStats:
@@ -232,6 +239,8 @@ class Engine:
                 if not self._waiting and not self._has_work():
                     self._cond.wait(timeout=0.5)
                     continue
+                if not self._has_work():
+                    self._gather_burst()
             try:
                 started, self._decode_seconds = time.perf_counter(), 0.0
                 plan = self.step()
@@ -247,6 +256,24 @@ class Engine:
                         self._finish(slot, "error", error="internal engine error")
                 outbox, self._outbox = self._outbox, []
                 deliver(outbox)
+
+    def _gather_burst(self) -> None:
+        """Idle, with a first request queued: wait (holding `_cond`, bounded by `burst_wait`) while other
+        requests are still being prepared, so they all prefill in the first step together."""
+        started = time.monotonic()
+        deadline = started + self.config.burst_wait
+        free = len(self.slots)
+        while self._running and self.arrivals.pending > 0 and len(self._waiting) < free:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._cond.wait(timeout=left)
+        logger.debug(
+            "first step after idle: %d queued, %d still arriving, waited %.1f ms",
+            len(self._waiting),
+            self.arrivals.pending,
+            (time.monotonic() - started) * 1000,
+        )
 
     def _log_slow_step(self, plan: BatchPlan, seconds: float) -> None:
         """A step that stalled every stream: was it llama_decode (CPU taken by other processes, a long
@@ -270,6 +297,7 @@ class Engine:
     def step(self) -> BatchPlan:
         """Admit, plan, decode once, sample: one scheduler iteration (public so tests can drive it)."""
         try:
+            self._steps += 1
             self._drop_cancelled()
             self._collect_masks()
             self._admit()
@@ -307,6 +335,7 @@ class Engine:
             if job.cache_prefix_len > 0:
                 self._ensure_message_cache(job)
             slot = pick_free_slot(free, job.prompt) if self.config.prefix_reuse else free[0]
+            job.admitted_step = self._steps
             self._start(slot, job)
 
     def _ensure_message_cache(self, job: Job) -> None:

@@ -61,6 +61,7 @@ class Job:
     cancelled: bool = False
     handle: JobHandle | None = None
     enqueued_at: float = 0.0
+    admitted_step: int = -1  # the scheduler iteration that gave it a slot (requests admitted together)
 
     def emit(self, event: JobEvent, outbox: list[tuple[JobHandle, JobEvent]] | None = None) -> None:
         """Send `event` to the caller now, or add it to `outbox` for `deliver` at the end of a step."""

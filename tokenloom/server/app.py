@@ -71,6 +71,23 @@ class ApiKeyMiddleware:
         await self.app(scope, receive, send)
 
 
+class ArrivalTracker:
+    """Marks each API POST as arriving until the engine queues it (or its handling ends), so an idle
+    engine waits for a burst of requests instead of prefilling the first one alone (engine/arrivals.py)."""
+
+    def __init__(self, app: ASGIApp, state: ServerState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        engine = self.state.engine
+        if scope["type"] != "http" or scope.get("method") != "POST" or engine is None:
+            await self.app(scope, receive, send)
+            return
+        with engine.arrivals.arriving():
+            await self.app(scope, receive, send)
+
+
 class RequestCounter:
     """Counts API requests by path and status (plain ASGI, so streaming and disconnects pass untouched)."""
 
@@ -184,6 +201,7 @@ def create_app(config: ServerConfig, on_ready: Callable[[ServerState], None] | N
     async def metrics() -> Response:
         return Response(state.metrics.render(), media_type="text/plain; version=0.0.4")
 
+    app.add_middleware(ArrivalTracker, state=state)
     app.add_middleware(RequestCounter, state=state)
     if config.api_key:
         app.add_middleware(ApiKeyMiddleware, api_key=config.api_key)
