@@ -196,8 +196,8 @@ class Engine:
                 )
             self._n_inflight += 1
             self._waiting.append(job)
+            self.arrivals.settle_current()  # under `_cond` (re-entrant): the scheduler sees both at once
             self._cond.notify()
-        self.arrivals.settle_current()
         return handle
 
     def stats(self) -> EngineStats:
