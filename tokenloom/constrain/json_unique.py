@@ -305,3 +305,28 @@ def twin_forgets_repeatable(st: ParserState) -> bool:
             if stack
         )
     return bool(hit)
+
+
+def duplicate_string_ends(st: ParserState) -> frozenset[bytes] | None:
+    """When every item `twin_state(st)` forgot while it may repeat is a plain string being read (no
+    escape open): the texts that, followed by the closing quote, finish a duplicate. None otherwise."""
+    ends: set[bytes] = set()
+    for stack in st.stacks:
+        top = stack[-1] if stack else None
+        if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
+            continue
+        text = top.text
+        if (
+            text is None
+            or not text.startswith('"')
+            or (top.sub is not None and twin_forgets_repeatable(top.sub))
+        ):
+            return None
+        try:
+            prefix = json.loads(text + '"')
+        except ValueError:
+            return None  # inside an escape
+        for value in _seen_values(top.seen):
+            if isinstance(value, str) and value.startswith(prefix):
+                ends.add(value[len(prefix) :].encode("utf-8"))
+    return frozenset(ends)

@@ -16,7 +16,7 @@ import json
 
 import numpy as np
 
-from tokenloom.constrain.json_unique import CLOSE_BYTES, twin_forgets_repeatable
+from tokenloom.constrain.json_unique import CLOSE_BYTES, duplicate_string_ends, twin_forgets_repeatable
 from tokenloom.constrain.mask import MaskParts, feed_bytes, to_mask
 from tokenloom.constrain.parser import ParserState
 from tokenloom.constrain.trie import ByteTrie, IntArray
@@ -68,6 +68,10 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
         allowed = to_mask(twin_parts, trie.n_vocab)
         closing, closing_pieces = closing_tokens(trie)
         keep = allowed[closing]
+        ends = duplicate_string_ends(st) if not pending else None
+        if ends is not None:  # string items: only a token whose first quote ends a seen string
+            for at in np.flatnonzero(keep).tolist():
+                keep[at] = _may_end_as(closing_pieces[at], ends)
         later, later_pieces = later_item_tokens(trie)
         ids = np.concatenate((closing[keep], later))
         pieces = [piece for piece, k in zip(closing_pieces, keep.tolist(), strict=True) if k] + later_pieces
@@ -79,3 +83,9 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
     base, packed, added, minus = twin_parts
     keep = ~np.isin(added, ids[~good])
     return base, packed, np.concatenate((added[keep], ids[good])), np.concatenate((minus, ids[~good]))
+
+
+def _may_end_as(piece: bytes, ends: frozenset[bytes]) -> bool:
+    """Whether `piece`'s first quote may close a string item as one of `ends` (a backslash before it: may)."""
+    quote = piece.find(b'"')
+    return quote >= 0 and (piece[:quote] in ends or b"\\" in piece[:quote])

@@ -51,6 +51,7 @@ CHECKED: list[tuple[dict[str, Any], str]] = [
     (STRINGS, '["ab","a'),  # 'b"' would finish a duplicate
     (OBJECTS, '[{"path":"a"},{"path":"'),  # 'a"}' would finish a duplicate
     (NESTED, '[["a"],["'),  # the inner item may repeat "a", the outer one ["a"]
+    (PATTERNS, '["ab/c","x","ab'),  # a pattern string item: only '/c"' ends a duplicate
 ]
 
 
