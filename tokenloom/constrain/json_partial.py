@@ -7,6 +7,7 @@ possibly equal to any number (string), so the answer errs only towards "may". Kn
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ _WS = " \t\n\r"
 _NUMBER_CHARS = frozenset("-+.eE0123456789")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS = {"true": True, "false": False, "null": None}
+_DECODER = json.JSONDecoder()
 
 
 class _Cut(Exception):
@@ -72,26 +74,39 @@ class _Reader:
     def _object(self, target: dict[str, Any]) -> bool:
         self.i += 1
         used: set[str] = set()
+        wrong: set[str] = set()  # names whose value differs so far: a repeat of the name may still fix it
         while True:
             c = self._peek()
             if c == "}":
                 self.i += 1
-                return used == target.keys()
+                return used == target.keys() and not wrong
             if c == ",":
                 self.i += 1
                 c = self._peek()
             if c != '"':
                 return False
-            free = [k for k in target if k not in used]
-            key = self._string(_starts_any(free))
-            if key is None or key not in free:
+            key = self._string(_starts_any(list(target)))
+            if key is None or key not in target:
                 return False
             used.add(key)
             if self._peek() != ":":
                 return False
             self.i += 1
-            if not self.value(target[key]):
-                return False
+            start = self.i
+            if self.value(target[key]):
+                wrong.discard(key)
+            else:
+                wrong.add(key)
+                self.i = start
+                self._skip()
+
+    def _skip(self) -> None:
+        """Past any one JSON value (_Cut if the text ends inside it)."""
+        self._peek()
+        try:
+            _, self.i = _DECODER.raw_decode(self.text, self.i)
+        except ValueError:
+            raise _Cut from None  # cut short (or malformed, which the parser refuses anyway)
 
     def _array(self, target: list[Any]) -> bool:
         self.i += 1

@@ -47,10 +47,10 @@ def test_every_prefix_of_an_equal_text_may_become_it(value: Any) -> None:
     [
         ('"ac', "ab"),
         ('"ab"', "abc"),
-        ('{"path":"b', {"path": "a"}),
+        ('{"path":"b"}', {"path": "a"}),
         ('{"x', {"path": "a"}),
         ('{"path":"a"}', {"path": "a", "n": 1}),
-        ('{"n":1,"n', {"n": 1}),
+        ('{"n":1,"m', {"n": 1}),
         ("[1,2,", [1, 2]),
         ("[1,3,", [1, 2, 3]),
         ("tr", False),
@@ -68,3 +68,13 @@ def test_cut_numbers_and_escapes_may_be_anything_of_their_kind() -> None:
     assert may_become("2", 1)  # conservative: a number cut short
     assert may_become('"\\u00', "a")  # an escape cut short
     assert not may_become('"\\u0062', "a")
+
+
+def test_a_repeated_name_may_still_fix_its_value() -> None:
+    """json.loads keeps a repeated name's last value, and so does uniqueItems' equality."""
+    assert may_become('{"a":1,"a":2}', {"a": 2})
+    assert may_become('{"a":1,"a"', {"a": 2})
+    assert may_become('{"a":[1,{"b":2}],"a":', {"a": 2})
+    assert not may_become('{"a":1,"a":3}', {"a": 2})
+    assert may_become('{"path":"b', {"path": "a"})
+    assert may_become('{"n":1,"n', {"n": 1})
