@@ -22,11 +22,14 @@ class _Cut(Exception):
     """The text ended while still consistent with the target."""
 
 
-def may_become(text: str, target: Any) -> bool:
-    """Whether some completion of `text` (a JSON value's start) equals `target` (a decoded JSON value)."""
+def may_become(text: str, target: Any, names_unique: bool = False) -> bool:
+    """Whether some completion of `text` (a JSON value's start) equals `target` (a decoded JSON value).
+
+    `names_unique`: the outermost object cannot repeat a name, so a value that differs already decides
+    (elsewhere a repeated name's last value counts, as in json.loads)."""
     reader = _Reader(text)
     try:
-        return reader.value(target)
+        return reader.value(target, names_unique)
     except _Cut:
         return True
 
@@ -56,10 +59,10 @@ class _Reader:
             raise _Cut
         return text[i]
 
-    def value(self, target: Any) -> bool:
+    def value(self, target: Any, names_unique: bool = False) -> bool:
         c = self._peek()
         if c == "{":
-            return isinstance(target, dict) and self._object(target)
+            return isinstance(target, dict) and self._object(target, names_unique)
         if c == "[":
             return isinstance(target, list) and self._array(target)
         if c == '"':
@@ -71,7 +74,7 @@ class _Reader:
             return _is_number(target) and self._number(target)
         return self._literal(target)
 
-    def _object(self, target: dict[str, Any]) -> bool:
+    def _object(self, target: dict[str, Any], names_unique: bool) -> bool:
         self.i += 1
         used: set[str] = set()
         wrong: set[str] = set()  # names whose value differs so far: a repeat of the name may still fix it
@@ -86,7 +89,7 @@ class _Reader:
             if c != '"':
                 return False
             key = self._string(_starts_any(list(target)))
-            if key is None or key not in target:
+            if key is None or key not in target or (names_unique and key in used):
                 return False
             used.add(key)
             if self._peek() != ":":
@@ -95,6 +98,8 @@ class _Reader:
             start = self.i
             if self.value(target[key]):
                 wrong.discard(key)
+            elif names_unique:
+                return False
             else:
                 wrong.add(key)
                 self.i = start

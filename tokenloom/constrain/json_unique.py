@@ -232,7 +232,8 @@ class UniqFrame:
             return False
         if not self.seen or text is None:
             return bool(self.seen)
-        return any(may_become(text, value) for value in _seen_values(self.seen))
+        unique = _names_unique(self._item())
+        return any(may_become(text, value, unique) for value in _seen_values(self.seen))
 
     @staticmethod
     def _delegated_run(sub: ParserState) -> FreeRun | None:
@@ -252,6 +253,20 @@ class UniqFrame:
         run = self.sub.free_run()
         sub = self.sub if run is None or run[0].remaining is None else self.sub.skip(n)
         return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, sub, None)
+
+
+@lru_cache(maxsize=1 << 12)
+def _names_unique(item: Schema | None) -> bool:
+    """Whether an object item of `item` can never repeat a name: every object alternative lists its
+    names and takes no others (an object frame refuses a listed name twice); combinations: not known."""
+    if item is None:
+        return False
+    alternatives = item.alternatives()
+    return all(
+        alt.combo is None
+        and ("object" not in alt.types or (alt.additional is None and not alt.pattern_props))
+        for alt in alternatives
+    )
 
 
 @lru_cache(maxsize=1 << 12)

@@ -78,3 +78,10 @@ def test_a_repeated_name_may_still_fix_its_value() -> None:
     assert not may_become('{"a":1,"a":3}', {"a": 2})
     assert may_become('{"path":"b', {"path": "a"})
     assert may_become('{"n":1,"n', {"n": 1})
+
+
+def test_where_names_cannot_repeat_a_differing_value_decides() -> None:
+    assert not may_become('{"path":"b', {"path": "a"}, names_unique=True)
+    assert not may_become('{"a":1,"a"', {"a": 1}, names_unique=True)
+    assert may_become('{"a":{"b":1', {"a": {"b": 2}}, names_unique=True)  # only the outermost object
+    assert may_become('{"path":"a', {"path": "ab"}, names_unique=True)
