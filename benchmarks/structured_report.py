@@ -86,7 +86,9 @@ def print_report(set_name: str, n: int, tallies: dict[str, Any], args: argparse.
         print(f"{label:40}" + "".join(f"{cell(r):>{width}}" for r in rows.values()))
     for name, tally in tallies.items():
         if tally.failures:
-            print(f"{name}: {len(tally.failures)} notes (first 25)")
-            for line in tally.failures[:25]:
+            # dead ends, invalid outputs, timeouts and refusals first: rejected instances are many
+            notes = sorted(tally.failures, key=lambda line: "instance rejected" in line)
+            print(f"{name}: {len(notes)} notes (first 40)")
+            for line in notes[:40]:
                 print("   ", line)
     return rows

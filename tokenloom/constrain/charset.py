@@ -180,7 +180,14 @@ def utf8_prefix_range(prefix: bytes) -> tuple[int, int] | None:
     legal_lo = (0x80, 0x800, 0x10000)[need - 2]
     lo = max(lo, legal_lo)
     hi = min(hi, MAX_CP)
+    if lo <= _SURROGATES[1] and hi >= _SURROGATES[0]:  # never encoded: ED A0..BF starts nothing
+        if lo >= _SURROGATES[0] and hi <= _SURROGATES[1]:
+            return None
+        lo, hi = (lo, _SURROGATES[0] - 1) if lo < _SURROGATES[0] else (_SURROGATES[1] + 1, hi)
     return (lo, hi) if lo <= hi else None
+
+
+_SURROGATES = (0xD800, 0xDFFF)
 
 
 def utf8_len(lead: int) -> int:

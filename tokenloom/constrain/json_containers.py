@@ -16,6 +16,8 @@ from tokenloom.constrain.json_frames import (
     Replacements,
     ValueFrame,
     WsFrame,
+    escape_chars,
+    hex_digits,
 )
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
@@ -46,16 +48,21 @@ class StrFrame:
 
     def chars(self) -> CharSet:
         if self.esc == 1:
-            return ESC_CHARS
+            return ESC_CHARS if self.regex is None else escape_chars(self.regex.chars)
         if self.esc:
-            return HEX if self.regex is None else _hex_digits(self.regex.chars, self.code, 5 - self.esc)
+            return HEX if self.regex is None else hex_digits(self.regex.chars, self.code, 5 - self.esc)
         acc = QUOTE if self._can_close() else EMPTY
         if self._content_ok():
             content = JSON_STRING_FREE if self.regex is None else self.regex.chars & JSON_STRING_FREE
             acc = acc | content
-            if self.regex is None or not self.regex.chars.is_empty():
+            if self._may_escape():
                 acc = acc | CharSet.of("\\")
         return acc
+
+    def _may_escape(self) -> bool:
+        """Whether a backslash may come: some escape writes a char the content takes here (an escape
+        that could only end the pattern would leave a state with no way on)."""
+        return self._content_ok() and (self.regex is None or not escape_chars(self.regex.chars).is_empty())
 
     def _content(self, ch: str) -> Replacements:
         if not self._content_ok():
@@ -74,6 +81,8 @@ class StrFrame:
     def feed(self, c: str) -> Replacements:
         if self.esc == 1:
             if c == "u":
+                if self.regex is not None and "u" not in escape_chars(self.regex.chars):
+                    return []  # the pattern takes no char a \uXXXX escape can write
                 return [(StrFrame(self.schema, self.count, self.regex, 2, 0),)]
             return self._content(ESCAPES[c]) if c in ESCAPES else []
         if self.esc:
@@ -81,7 +90,7 @@ class StrFrame:
                 return []
             code = self.code * 16 + int(c, 16)
             if self.esc < 5:
-                if self.regex is not None and not _hex_digits(
+                if self.regex is not None and not hex_digits(
                     self.regex.chars, self.code, 5 - self.esc
                 ).contains_cp(ord(c)):
                     return []  # no \uXXXX this starts is a char the pattern takes here
@@ -90,7 +99,7 @@ class StrFrame:
         if c == '"':
             return [()] if self._can_close() else []
         if c == "\\":
-            return [(StrFrame(self.schema, self.count, self.regex, 1),)] if self._content_ok() else []
+            return [(StrFrame(self.schema, self.count, self.regex, 1),)] if self._may_escape() else []
         if not JSON_STRING_FREE.contains_cp(ord(c)):
             return []
         return self._content(c)
@@ -195,19 +204,6 @@ class StrFrame:
         if hint is None or hint[1] is self.regex:
             return None
         return hint[0] & JSON_STRING_FREE, StrFrame(self.schema, self.count, hint[1])
-
-
-_HEX_DIGITS = "0123456789abcdef"
-
-
-def _hex_digits(target: CharSet, code: int, left: int) -> CharSet:
-    """The hex digits that continue a \\u escape (`code` read so far, `left` digits after this one)
-    towards some char of `target`."""
-    span = 1 << (4 * left)
-    good = [
-        h for h in range(16) if target.overlaps((code * 16 + h) * span, (code * 16 + h) * span + span - 1)
-    ]
-    return CharSet.of("".join(_HEX_DIGITS[h] + _HEX_DIGITS[h].upper() for h in good))
 
 
 @dataclass(frozen=True, slots=True)

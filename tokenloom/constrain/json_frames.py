@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.number import number_chars, number_complete
@@ -23,6 +24,27 @@ ESC_CHARS = CharSet.of("".join(ESCAPES) + "u")
 QUOTE = CharSet.of('"')
 BACKSLASH = CharSet.of("\\")
 Replacements = list[tuple[Frame, ...]]
+_HEX_DIGITS = "0123456789abcdef"
+_BMP_HI = 0xFFFF
+
+
+@lru_cache(maxsize=4096)
+def escape_chars(target: CharSet) -> CharSet:
+    """The chars after a backslash that begin an escape of some char of `target` (`u` when some char
+    of the Basic Multilingual Plane is in it): a string that takes none of them may not escape at all."""
+    acc = CharSet.of("".join(c for c, ch in ESCAPES.items() if target.contains_cp(ord(ch))))
+    return acc | CharSet.of("u") if target.overlaps(0, _BMP_HI) else acc
+
+
+@lru_cache(maxsize=4096)
+def hex_digits(target: CharSet, code: int, left: int) -> CharSet:
+    """The hex digits that continue a \\u escape (`code` read so far, `left` digits after this one)
+    towards some char of `target`."""
+    span = 1 << (4 * left)
+    good = [
+        h for h in range(16) if target.overlaps((code * 16 + h) * span, (code * 16 + h) * span + span - 1)
+    ]
+    return CharSet.of("".join(_HEX_DIGITS[h] + _HEX_DIGITS[h].upper() for h in good))
 
 
 @dataclass(frozen=True, slots=True)

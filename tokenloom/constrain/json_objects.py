@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
 
-from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
+from tokenloom.constrain.charset import ANY, EMPTY, JSON_STRING_FREE, CharSet
 from tokenloom.constrain.json_frames import (
     BACKSLASH,
-    ESC_CHARS,
     ESCAPES,
-    HEX,
     QUOTE,
     Replacements,
     ValueFrame,
     WsFrame,
+    escape_chars,
+    hex_digits,
 )
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
@@ -94,17 +94,39 @@ class ObjFrame:
     def _key_chars(self) -> CharSet:
         key = self.key
         if self.esc:
-            return ESC_CHARS if self.esc == 1 else HEX
+            targets = self._escape_targets()
+            return escape_chars(targets) if self.esc == 1 else hex_digits(targets, self.code, 5 - self.esc)
         acc = EMPTY if key is None else _next_known_chars(self.schema, self.pos, key)
         if self.schema.additional is not None:
-            acc = acc | JSON_STRING_FREE | BACKSLASH
+            acc = acc | JSON_STRING_FREE
         else:
             for d in self.pats:
-                if d is not None and not d.chars.is_empty():
-                    acc = acc | (d.chars & JSON_STRING_FREE) | BACKSLASH
+                if d is not None:
+                    acc = acc | (d.chars & JSON_STRING_FREE)
+        if self._may_escape():
+            acc = acc | BACKSLASH
         if self._close_key() is not None:
             acc = acc | QUOTE
         return acc
+
+    def _escape_targets(self) -> CharSet:
+        """The chars an escape may write into the name here: those `_key_char` keeps alive (a known
+        name's next char, any char of an additional name, a char some live pattern takes)."""
+        if self.schema.additional is not None:
+            return ANY
+        acc = EMPTY if self.key is None else _next_known_chars(self.schema, self.pos, self.key)
+        for d in self.pats:
+            if d is not None:
+                acc = acc | d.chars
+        return acc
+
+    def _may_escape(self) -> bool:
+        """A backslash: only where a char may still follow (not after `[a-z]{1,3}` is full) and some
+        escape writes a char that keeps the name alive."""
+        growing = any(d is not None and not d.chars.is_empty() for d in self.pats)
+        return (self.schema.additional is not None or growing) and not escape_chars(
+            self._escape_targets()
+        ).is_empty()
 
     def _close_key(self) -> tuple[int, Schema] | None:
         """(next pos, value schema) if the name read so far can end here."""
@@ -145,12 +167,18 @@ class ObjFrame:
             return [(self._escaping(1, 0),)]
         if esc == 1:
             if c == "u":
-                return [(self._escaping(2, 0),)]
+                return (
+                    [(self._escaping(2, 0),)]
+                    if escape_chars(self._escape_targets()).contains_cp(0x75)
+                    else []
+                )
             return self._key_char(ESCAPES[c]) if c in ESCAPES else []
         if c not in "0123456789abcdefABCDEF":
             return []
         code = self.code * 16 + int(c, 16)
         if esc < 5:
+            if not hex_digits(self._escape_targets(), self.code, 5 - esc).contains_cp(ord(c)):
+                return []  # no \uXXXX this starts is a char that keeps the name alive
             return [(self._escaping(esc + 1, code),)]
         return self._key_char(chr(code))
 
@@ -165,9 +193,7 @@ class ObjFrame:
             if self.esc:
                 return self._key_escape(c)
             if c == "\\":
-                # as in `_key_chars`: only where a char may still follow (not after `[a-z]{1,3}` is full)
-                growing = any(d is not None and not d.chars.is_empty() for d in self.pats)
-                return self._key_escape(c) if s.additional is not None or growing else []
+                return self._key_escape(c) if self._may_escape() else []
             if c == '"':
                 close = self._close_key()
                 if close is None:

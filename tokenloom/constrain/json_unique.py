@@ -3,9 +3,12 @@
 A `UniqFrame` stays on top for the whole array and parses the current item with a sub-parser, so it
 sees the item's characters and can refuse the one that would complete a duplicate (the closing quote
 of a repeated string, the `,` after a repeated number). Masks are computed on a *twin* state
-(`twin_state`): once the item is unlike every seen item its text is dropped (FRESH), so states inside
-items repeat, their masks are memoised and pattern strings get the whole-vocabulary pattern pass
-(`pattern`/`popped`); unique_mask.py re-judges from the exact state the few tokens the twin cannot.
+(`twin_state`): once the item is unlike every seen item (`json_partial.may_become`, exact but for
+numbers and escapes cut short) its text is dropped (FRESH), so states inside items repeat, their masks
+are memoised and pattern strings get the whole-vocabulary pattern pass (`pattern`/`popped`);
+unique_mask.py re-judges from the exact state the few tokens the twin cannot. An unfinished string,
+object or array item that may still repeat one is dropped too: it can only complete at a closing quote,
+brace or bracket, so unique_mask.py re-judges the allowed tokens holding one of those bytes as well.
 
 Inside an item's string, while the text may still equal a seen item, the frame offers a *stateful*
 free run: the trie walk checks every token leaving the run from the exact state it reaches. Once the
@@ -22,16 +25,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
+from typing import Any
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.json_frames import MAX_WS, Replacements, ValueFrame
+from tokenloom.constrain.json_partial import may_become
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 
 _CLOSE = CharSet.of("]")
-_NUMBER = "-0123456789"
 _COMMA = CharSet.of(",")
 # The text of an item already unlike every seen item, in the twin states masks are computed on
 # (`twin_state`): its characters are not kept, so the states repeat. No JSON text starts with a NUL.
@@ -192,27 +197,43 @@ class UniqFrame:
         (FRESH), nested uniqueItems arrays likewise; equal to self when nothing can be dropped."""
         sub = twin_state(self.sub) if self.sub is not None else None
         text = self.text
-        if self.slot is Slot.ITEM and text is not None and text != FRESH and not self._may_repeat():
+        forget = not self._may_repeat() or self._closes_later()
+        if self.slot is Slot.ITEM and text is not None and text != FRESH and forget:
             text = FRESH
         if sub is self.sub and text == self.text:
             return self
         return UniqFrame(self.schema, self.slot, self.depth, self.seen, sub, text, self.ws)
 
+    def _closes_later(self) -> bool:
+        """An unfinished string, object or array item: it can only become a duplicate at its closing
+        quote, brace or bracket, so the twin may forget its text while unique_mask.py re-judges, from the
+        exact state, the allowed tokens holding such a byte (`twin_forgets_repeatable`)."""
+        sub, text = self.sub, self.text
+        return sub is not None and text is not None and text[:1] in _CLOSES and not sub.can_end()
+
+    def forgets_repeatable(self) -> bool:
+        """Whether `twin` drops the text of an item that may still repeat a seen one (here or nested)."""
+        if self.sub is not None and twin_forgets_repeatable(self.sub):
+            return True
+        text = self.text
+        return (
+            self.slot is Slot.ITEM
+            and text is not None
+            and text != FRESH
+            and self._may_repeat()
+            and self._closes_later()
+        )
+
     def _may_repeat(self) -> bool:
-        """Whether the current item could still turn out equal to a seen one (conservative: exact
-        for strings, any seen value of the same kind for the others)."""
+        """Whether the current item could still turn out equal to a seen one (json_partial: exact but
+        for numbers and escapes cut short, which may be anything of their kind)."""
         text = self.text
         if text == FRESH:
             return False
         if not self.seen or text is None:
             return bool(self.seen)
-        if not text.startswith('"'):
-            return any(k[:1] == text[:1] or (k[:1] in _NUMBER and text[:1] in _NUMBER) for k in self.seen)
-        try:
-            prefix = json.loads(text + '"')
-        except ValueError:
-            return True  # inside an escape
-        return any(k.startswith('"') and json.loads(k).startswith(prefix) for k in self.seen)
+        unique = _names_unique(self._item())
+        return any(may_become(text, value, unique) for value in _seen_values(self.seen))
 
     @staticmethod
     def _delegated_run(sub: ParserState) -> FreeRun | None:
@@ -232,6 +253,26 @@ class UniqFrame:
         run = self.sub.free_run()
         sub = self.sub if run is None or run[0].remaining is None else self.sub.skip(n)
         return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, sub, None)
+
+
+@lru_cache(maxsize=1 << 12)
+def _names_unique(item: Schema | None) -> bool:
+    """Whether an object item of `item` can never repeat a name: every object alternative lists its
+    names and takes no others (an object frame refuses a listed name twice); combinations: not known."""
+    if item is None:
+        return False
+    alternatives = item.alternatives()
+    return all(
+        alt.combo is None
+        and ("object" not in alt.types or (alt.additional is None and not alt.pattern_props))
+        for alt in alternatives
+    )
+
+
+@lru_cache(maxsize=1 << 12)
+def _seen_values(seen: frozenset[str]) -> tuple[Any, ...]:
+    """The seen items decoded (look-ahead placeholders for unknown items left out)."""
+    return tuple(json.loads(key) for key in seen if not key.startswith("\0"))
 
 
 def twin_state(st: ParserState) -> ParserState:
@@ -260,3 +301,47 @@ def twin_state(st: ParserState) -> ParserState:
 
 
 _TWIN_KEY = "json_unique.twin"  # where `twin_state` keeps its answer in a state's memo
+_FORGETS_KEY = "json_unique.forgets"
+_CLOSES = ('"', "{", "[")  # items whose completion is one byte: '"', "}" or "]" (CLOSE_BYTES)
+CLOSE_BYTES = b'"}]'
+
+
+def twin_forgets_repeatable(st: ParserState) -> bool:
+    """Whether `twin_state(st)` forgot an unfinished item that may still repeat a seen one: its mask
+    then also allows the tokens that would complete that duplicate, all of which hold a CLOSE_BYTES byte."""
+    memo = st.memo
+    if memo is None:
+        memo = st.memo = {}
+    hit = memo.get(_FORGETS_KEY)
+    if hit is None:
+        hit = memo[_FORGETS_KEY] = any(
+            isinstance(stack[-1], UniqFrame) and stack[-1].forgets_repeatable()
+            for stack in st.stacks
+            if stack
+        )
+    return bool(hit)
+
+
+def duplicate_string_ends(st: ParserState) -> frozenset[bytes] | None:
+    """When every item `twin_state(st)` forgot while it may repeat is a plain string being read (no
+    escape open): the texts that, followed by the closing quote, finish a duplicate. None otherwise."""
+    ends: set[bytes] = set()
+    for stack in st.stacks:
+        top = stack[-1] if stack else None
+        if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
+            continue
+        text = top.text
+        if (
+            text is None
+            or not text.startswith('"')
+            or (top.sub is not None and twin_forgets_repeatable(top.sub))
+        ):
+            return None
+        try:
+            prefix = json.loads(text + '"')
+        except ValueError:
+            return None  # inside an escape
+        for value in _seen_values(top.seen):
+            if isinstance(value, str) and value.startswith(prefix):
+                ends.add(value[len(prefix) :].encode("utf-8"))
+    return frozenset(ends)

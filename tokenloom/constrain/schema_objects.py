@@ -17,7 +17,11 @@ from tokenloom.constrain.schema_ir import Schema
 from tokenloom.errors import GrammarError
 
 _LOOKAROUND = re.compile(r"\(\?<?[=!]")
-MAX_COUNT = 100_000  # minItems/maxItems/minLength/maxLength/min-maxProperties
+# A lower bound (minItems, minLength, minProperties) is counted char by char or item by item up to it;
+# an upper bound far away changes nothing until the count nears it (`for_horizon`, capped counts), so
+# only its magnitude is checked.
+MAX_COUNT = 100_000
+MAX_UPPER_BOUND = 2**31 - 1  # maxItems/maxLength/maxProperties
 ANY_ORDER = "x-tokenloom-any-order"  # true: properties in any order (default: the schema's order)
 
 
@@ -150,7 +154,7 @@ def _name_matches(regex: Regex, name: str) -> bool:
 
 
 def count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> Any:
-    """A non-negative count keyword (minItems, maxLength, ...) within MAX_COUNT."""
+    """A non-negative count keyword (minItems, maxLength, ...) within MAX_COUNT (a max*: MAX_UPPER_BOUND)."""
     v = s.get(key, default)
     if v is None:
         return None
@@ -158,6 +162,7 @@ def count(s: dict[str, Any], key: str, param: str, default: int | None = 0) -> A
         v = int(v)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise GrammarError(f"{key} must be a non-negative integer", param=f"{param}.{key}")
-    if v > MAX_COUNT:
-        raise GrammarError(f"{key} {v} exceeds the limit of {MAX_COUNT}", param=f"{param}.{key}")
+    limit = MAX_UPPER_BOUND if key.startswith("max") else MAX_COUNT
+    if v > limit:
+        raise GrammarError(f"{key} {v} exceeds the limit of {limit}", param=f"{param}.{key}")
     return v

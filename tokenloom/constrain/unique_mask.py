@@ -5,7 +5,9 @@ the states inside an item repeat (across characters of a run and across items) a
 memoised and take the walk's fast paths. The twin forgets only what one token could still need: a
 token that finishes the current item and then a whole later item equal to it. Such tokens hold a
 comma followed by a complete JSON value; the vocabulary has few (3 in Gemma 3's), and they are judged
-here from the exact state. Knows nothing of the engine.
+here from the exact state. A twin that forgot an unfinished item which may still repeat a seen one
+also lets through the tokens completing that duplicate: all hold a '"', '}' or ']' (1,833 of Gemma 3's
+tokens), so the allowed ones among those are judged from the exact state too. Knows nothing of the engine.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import json
 
 import numpy as np
 
-from tokenloom.constrain.mask import MaskParts, feed_bytes
+from tokenloom.constrain.json_unique import CLOSE_BYTES, duplicate_string_ends, twin_forgets_repeatable
+from tokenloom.constrain.mask import MaskParts, feed_bytes, to_mask
 from tokenloom.constrain.parser import ParserState
 from tokenloom.constrain.trie import ByteTrie, IntArray
 
 _DECODER = json.JSONDecoder()
 _LATER: dict[int, tuple[ByteTrie, IntArray, list[bytes]]] = {}  # id(trie) -> its later-item tokens
+_CLOSING: dict[int, tuple[ByteTrie, IntArray, list[bytes]]] = {}  # id(trie) -> its closing-byte tokens
 
 
 def holds_later_item(piece: bytes) -> bool:
@@ -45,12 +49,43 @@ def later_item_tokens(trie: ByteTrie) -> tuple[IntArray, list[bytes]]:
     return hit[1], hit[2]
 
 
+def closing_tokens(trie: ByteTrie) -> tuple[IntArray, list[bytes]]:
+    """The ids and bytes of the tokens holding a byte that can complete a string, object or array
+    item (cached per trie)."""
+    hit = _CLOSING.get(id(trie))
+    if hit is None or hit[0] is not trie:
+        hits = np.isin(trie.flat, np.frombuffer(CLOSE_BYTES, dtype=np.uint8))
+        rows = np.flatnonzero(np.add.reduceat(hits, trie.offsets) > 0).tolist()
+        hit = _CLOSING[id(trie)] = (trie, trie.ids[rows].astype(np.int32), [trie.keys[row] for row in rows])
+    return hit[1], hit[2]
+
+
 def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending: bytes) -> MaskParts:
-    """`twin_parts` (the mask of `st`'s twin) with the later-item tokens judged from `st` itself."""
-    ids, pieces = later_item_tokens(trie)
+    """`twin_parts` (the mask of `st`'s twin) with the later-item tokens judged from `st` itself, and,
+    when the twin forgot an unfinished item that may repeat a seen one, the allowed tokens that hold
+    a closing byte as well."""
+    if twin_forgets_repeatable(st):
+        allowed = to_mask(twin_parts, trie.n_vocab)
+        closing, closing_pieces = closing_tokens(trie)
+        keep = allowed[closing]
+        ends = duplicate_string_ends(st) if not pending else None
+        if ends is not None:  # string items: only a token whose first quote ends a seen string
+            for at in np.flatnonzero(keep).tolist():
+                keep[at] = _may_end_as(closing_pieces[at], ends)
+        later, later_pieces = later_item_tokens(trie)
+        ids = np.concatenate((closing[keep], later))
+        pieces = [piece for piece, k in zip(closing_pieces, keep.tolist(), strict=True) if k] + later_pieces
+    else:
+        ids, pieces = later_item_tokens(trie)
     if not len(ids):
         return twin_parts
     good = np.array([feed_bytes(st, pending, piece)[0] is not None for piece in pieces], dtype=np.bool_)
     base, packed, added, minus = twin_parts
     keep = ~np.isin(added, ids[~good])
     return base, packed, np.concatenate((added[keep], ids[good])), np.concatenate((minus, ids[~good]))
+
+
+def _may_end_as(piece: bytes, ends: frozenset[bytes]) -> bool:
+    """Whether `piece`'s first quote may close a string item as one of `ends` (a backslash before it: may)."""
+    quote = piece.find(b'"')
+    return quote >= 0 and (piece[:quote] in ends or b"\\" in piece[:quote])

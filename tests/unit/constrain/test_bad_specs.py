@@ -21,7 +21,7 @@ def _nested(depth: int) -> dict[str, Any]:
 
 BOMBS: list[tuple[dict[str, Any], str]] = [
     ({"json_schema": {"enum": list(range(100_000))}}, "enum"),
-    ({"json_schema": {"type": "array", "maxItems": 10**9}}, "maxItems"),
+    ({"json_schema": {"type": "array", "maxItems": 10**12}}, "maxItems"),  # 10**9 compiles now
     ({"json_schema": {"type": "string", "minLength": 10**7}}, "minLength"),
     (
         {

@@ -12,7 +12,7 @@ import pytest
 from tests.unit.constrain.conftest import Greedy, force, mask_ids
 from tests.unit.constrain.test_vocab_masks import _brute_force
 from tokenloom.constrain import compile
-from tokenloom.constrain.json_unique import twin_state
+from tokenloom.constrain.json_unique import twin_forgets_repeatable, twin_state
 from tokenloom.constrain.trie import trie_for
 from tokenloom.constrain.unique_mask import holds_later_item, later_item_tokens
 from tokenloom.engine.vocab import Tokenizer, Vocab
@@ -31,6 +31,7 @@ PATTERNS = {"type": "array", "items": _PATH, "uniqueItems": True}
 STRINGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
 NESTED = {"type": "array", "items": STRINGS, "uniqueItems": True}
 AT_LEAST_ONE = {**OBJECTS, "minItems": 1}
+CLOSED = {**OBJECTS, "items": {**OBJECTS["items"], "additionalProperties": False}}
 PREFIXED = {
     "type": "array",
     "prefixItems": [{"type": "object", "properties": {"path": _PATH}}, {"type": "integer"}],
@@ -47,6 +48,12 @@ CHECKED: list[tuple[dict[str, Any], str]] = [
     (NESTED, '[["a"],["b'),  # the inner array's twin inside the outer array's exact state
     (AT_LEAST_ONE, '[{"path":"ab'),  # '"}]' must count the unknown first item towards minItems
     (PREFIXED, '[{"path":"ab'),  # the next item is prefixItems[1] (an integer), not a boolean
+    # items that may still repeat a seen one, masked on the twin plus their closing-byte tokens
+    (STRINGS, '["ab","a'),  # 'b"' would finish a duplicate
+    (OBJECTS, '[{"path":"a"},{"path":"'),  # 'a"}' would finish a duplicate
+    (NESTED, '[["a"],["'),  # the inner item may repeat "a", the outer one ["a"]
+    (PATTERNS, '["ab/c","x","ab'),  # a pattern string item: only '/c"' ends a duplicate
+    (CLOSED, '[{"path":"a","n":1},{"path":"a","n":2'),  # no name repeats: this item is new
 ]
 
 
@@ -61,7 +68,8 @@ def test_unique_masks_equal_brute_force(
 
 def test_states_inside_a_new_item_repeat(vocab: Vocab, greedy: Greedy) -> None:
     """The twins of two positions inside the same item's string run are one state, so the second
-    mask is a memo hit; while the item may repeat a seen one, the exact state is kept."""
+    mask is a memo hit; while the item may repeat a seen one the twin forgets it too, and says so
+    (its closing-byte tokens are then judged from the exact state)."""
     twins = []
     for prefix in ('[{"path":"abc', '[{"path":"abcdef'):
         c = compile({"json_schema": OBJECTS}, vocab)
@@ -70,8 +78,15 @@ def test_states_inside_a_new_item_repeat(vocab: Vocab, greedy: Greedy) -> None:
         twins.append(twin_state(c._state))  # type: ignore[arg-type]
     assert twins[0] is twins[1]
     c = compile({"json_schema": OBJECTS}, vocab)
+    assert not twin_forgets_repeatable(twins[0])
     assert greedy.tokens(c, '[{"path":"abc"},{"path":"ab') is not None
-    assert twin_state(c._state) is c._state  # type: ignore[arg-type]
+    assert twin_state(c._state) is not c._state  # type: ignore[arg-type]
+    assert twin_forgets_repeatable(c._state)  # type: ignore[arg-type]
+    assert greedy.tokens(c, "x") is not None  # other names may come (twice): judged as may repeat
+    assert twin_forgets_repeatable(c._state)  # type: ignore[arg-type]
+    c = compile({"json_schema": CLOSED}, vocab)
+    assert greedy.tokens(c, '[{"path":"abc"},{"path":"abx') is not None
+    assert not twin_forgets_repeatable(c._state)  # type: ignore[arg-type]  # no name comes twice here
 
 
 def test_duplicates_still_never_complete(vocab: Vocab, tokenizer: Tokenizer) -> None:

@@ -1,0 +1,122 @@
+"""No allowed text leads into a state with no way on (issue 12's random-policy dead ends).
+
+feed-1: a property name under `patternProperties` `^_[a-zA-Z]...` with no additional names let `"\\uad0`
+through: every hex digit after it made a char no name takes, so the mask was empty. uri-anyof-ref: a
+token ending in the bytes ED A3 (the start of a UTF-16 surrogate's encoding, which UTF-8 never has)
+was allowed inside a string. Each reachable state must have a next char (or be complete)."""
+
+from __future__ import annotations
+
+import codecs
+from typing import Any
+
+import pytest
+
+from tests.unit.constrain.chars import initial, schema_accepts
+from tests.unit.constrain.conftest import Greedy, mask_ids
+from tests.unit.constrain.test_vocab_masks import _brute_force
+from tokenloom.constrain import compile
+from tokenloom.constrain.charset import utf8_prefix_range
+from tokenloom.constrain.parser import ParserState, feed_text
+from tokenloom.engine.vocab import Vocab
+
+PATTERN_NAMES = {
+    "type": "object",
+    "additionalProperties": False,
+    "patternProperties": {"^_[a-zA-Z]([^.]+)$": {"type": "integer"}},
+    "properties": {"hubs": {"type": "array"}},
+}
+PATTERN_VALUE = {"type": "string", "pattern": "^[a-z]+$"}
+KNOWN_NAMES = {"type": "object", "properties": {"name": {"type": "string"}}, "additionalProperties": False}
+EMOJI_ONLY = {"type": "string", "pattern": "^[\U0001f600-\U0001f64f]*$"}
+
+
+def _sample(chars: Any) -> list[str]:
+    """Every ASCII char of the set and both ends of each other range: enough to reach each escape state."""
+    out = []
+    for lo, hi in chars.ranges:
+        out += [chr(c) for c in range(lo, min(hi, 0x7F) + 1)]
+        if hi > 0x7F:
+            out += [chr(max(lo, 0x80)), chr(hi)]
+    return out
+
+
+def _dead_ends(start: ParserState, depth: int) -> list[str]:
+    """Texts of up to `depth` chars from `start` that reach a state which is neither complete nor able
+    to take any char."""
+    dead: list[str] = []
+    frontier = [("", start)]
+    seen = {start}
+    for _ in range(depth):
+        nxt = []
+        for text, st in frontier:
+            for c in _sample(st.allowed_chars()):
+                after = st.add_char(c)
+                if after is None or after in seen:
+                    continue
+                seen.add(after)
+                if not after.can_end() and not any(after.add_char(d) for d in _sample(after.allowed_chars())):
+                    dead.append(text + c)
+                nxt.append((text + c, after))
+        frontier = nxt
+    return dead
+
+
+@pytest.mark.parametrize(
+    ("schema", "prefix"),
+    [
+        (PATTERN_NAMES, '{"'),
+        (PATTERN_NAMES, '{"_a'),
+        (PATTERN_VALUE, '"a'),
+        (KNOWN_NAMES, '{"'),
+        (EMOJI_ONLY, '"'),
+    ],
+)
+def test_no_escape_leads_nowhere(schema: dict[str, Any], prefix: str) -> None:
+    start = feed_text(initial({"json_schema": schema}), prefix)
+    assert start is not None
+    assert _dead_ends(start, 7) == []
+
+
+def test_escapes_that_keep_the_text_alive_still_pass() -> None:
+    assert schema_accepts(PATTERN_NAMES, '{"\\u005fA\\u00e9":1}')  # "_Aé"
+    assert schema_accepts(PATTERN_NAMES, '{"_x\\n":2}')
+    assert not schema_accepts(PATTERN_NAMES, '{"\\u0061b":1}')  # "ab": no name takes it
+    assert schema_accepts(PATTERN_VALUE, '"a\\u0062c"')
+    assert not schema_accepts(PATTERN_VALUE, '"a\\n"')
+    assert feed_text(initial({"json_schema": PATTERN_VALUE}), '"a\\n') is None  # refused at the "n"
+    assert feed_text(initial({"json_schema": EMOJI_ONLY}), '"\\') is None  # no escape writes an emoji
+
+
+def test_feed_1_dead_end_mask(vocab: Vocab, greedy: Greedy) -> None:
+    """The benchmark's dead end: `uad` after `{"hubs":[],"\\` left only digits that kill the name."""
+    c = compile({"json_schema": PATTERN_NAMES}, vocab)
+    assert greedy.tokens(c, '{"hubs":[],"\\') is not None
+    mask = c.allowed()
+    assert mask is not None
+    uad = vocab.pieces.index(b"uad")
+    assert not mask[uad]
+    assert mask_ids(mask) == _brute_force(c, vocab)
+
+
+def test_no_surrogate_prefix_is_a_character_start() -> None:
+    assert utf8_prefix_range(b"\xed\xa3") is None  # U+D8C0..U+D8FF: surrogates, never encoded
+    assert utf8_prefix_range(b"\xed") == (0xD000, 0xD7FF)
+    assert utf8_prefix_range(b"\xed\x9f") == (0xD7C0, 0xD7FF)
+
+
+def test_string_masks_allow_only_completable_utf8(vocab: Vocab) -> None:
+    c = compile({"json_schema": {"type": "string"}}, vocab)
+    mask = c.allowed()
+    assert mask is not None
+    c.advance(vocab.pieces.index(b'"'))
+    mask = c.allowed()
+    assert mask is not None
+    broken = []
+    for tid in mask.nonzero()[0].tolist():
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(vocab.pieces[tid], final=False)
+        except UnicodeDecodeError:
+            broken.append(vocab.pieces[tid])
+    assert broken == []
+    assert mask_ids(mask) == _brute_force(c, vocab)
