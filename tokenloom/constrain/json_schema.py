@@ -39,6 +39,24 @@ _STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 
 
+_NO_OPS: dict[str, tuple[Any, ...]] = {
+    "additionalProperties": (True, {}),
+    "properties": ({},),
+    "required": ([],),
+    "items": (True, {}),
+    "prefixItems": ([],),
+    "minProperties": (0,),
+    "minItems": (0,),
+    "minLength": (0,),
+}
+
+
+def _says_something(key: str, value: Any) -> bool:
+    """A keyword left at its default (`additionalProperties: true`, `required: []`) implies no type: a
+    schema of only such keywords still takes every value, as JSON Schema says."""
+    return not any(value == v and type(value) is type(v) for v in _NO_OPS.get(key, ()))
+
+
 class SchemaCompiler(ObjectKeywords):
     """Turns one root schema into IR nodes; `param` prefixes error locations."""
 
@@ -311,7 +329,7 @@ class SchemaCompiler(ObjectKeywords):
             inferred = {
                 name
                 for name, keys in (("object", _OBJECT_KEYS), ("array", _ARRAY_KEYS), ("string", _STRING_KEYS))
-                if any(k in s for k in keys)
+                if any(_says_something(k, s[k]) for k in keys if k in s)
             }
             if any(k in s for k in _NUMBER_KEYS):
                 inferred.add("number")

@@ -158,3 +158,21 @@ def test_additional_properties_schema_and_strings() -> None:
     ]:
         assert schema_accepts({"type": "string", "format": fmt}, json.dumps(good))
         assert not schema_accepts({"type": "string", "format": fmt}, json.dumps(bad))
+
+
+@pytest.mark.parametrize(
+    ("schema", "text", "ok"),
+    [
+        ({"properties": {"a": {"type": "integer"}}}, '"text"', False),  # a real object keyword implies object
+        ({"minItems": 1}, "{}", False),
+        ({"additionalProperties": True}, '"text"', True),  # keywords at their defaults imply nothing
+        ({"additionalProperties": {}}, "3", True),
+        ({"required": [], "properties": {}}, "[1]", True),
+        ({"minLength": 0, "items": True}, "null", True),
+        ({"additionalProperties": True}, '{"a": [1]}', True),
+    ],
+)
+def test_a_type_is_inferred_only_from_keywords_that_constrain(
+    schema: dict[str, object], text: str, ok: bool
+) -> None:
+    assert schema_accepts(schema, text) is ok
