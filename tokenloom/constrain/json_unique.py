@@ -322,6 +322,45 @@ def twin_forgets_repeatable(st: ParserState) -> bool:
     return bool(hit)
 
 
+_CLOSER = {'"': b'"', "{": b"}", "[": b"]"}
+
+
+def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
+    """What a token must hold to complete an item `twin_state(st)` forgot while it may repeat a seen
+    one: one of the returned bytes (an object item completes only at its closing brace, an array at its
+    bracket, a string at its quote) and, when the flag is set, a quote before it (the object or array
+    item is inside a string now: it must leave that string first). Nested forgotten items: any of
+    CLOSE_BYTES, no flag."""
+    need: set[bytes] = set()
+    in_string = True
+    for stack in st.stacks:
+        top = stack[-1] if stack else None
+        if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
+            continue
+        text = top.text or ""
+        closer = _CLOSER.get(text[:1])
+        if closer is None or (top.sub is not None and twin_forgets_repeatable(top.sub)):
+            return CLOSE_BYTES, False
+        need.add(closer)
+        in_string = in_string and closer != b'"' and _inside_string(text)
+    if not need:
+        return CLOSE_BYTES, False
+    return b"".join(sorted(need)), in_string
+
+
+def _inside_string(text: str) -> bool:
+    """Whether JSON text cut at its end is inside a string (an odd count of unescaped quotes)."""
+    inside = escaped = False
+    for c in text:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = inside
+        elif c == '"':
+            inside = not inside
+    return inside
+
+
 def duplicate_string_ends(st: ParserState) -> frozenset[bytes] | None:
     """When every item `twin_state(st)` forgot while it may repeat is a plain string being read (no
     escape open): the texts that, followed by the closing quote, finish a duplicate. None otherwise."""

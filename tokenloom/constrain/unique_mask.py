@@ -6,8 +6,9 @@ memoised and take the walk's fast paths. The twin forgets only what one token co
 token that finishes the current item and then a whole later item equal to it. Such tokens hold a
 comma followed by a complete JSON value; the vocabulary has few (3 in Gemma 3's), and they are judged
 here from the exact state. A twin that forgot an unfinished item which may still repeat a seen one
-also lets through the tokens completing that duplicate: all hold a '"', '}' or ']' (1,833 of Gemma 3's
-tokens), so the allowed ones among those are judged from the exact state too. Knows nothing of the engine.
+also lets through the tokens completing that duplicate: all hold the item's closing byte ('"', '}' or
+']'; 1,833 of Gemma 3's tokens hold one of them), so the allowed ones among those are judged from the
+exact state too. Knows nothing of the engine.
 """
 
 from __future__ import annotations
@@ -16,14 +17,20 @@ import json
 
 import numpy as np
 
-from tokenloom.constrain.json_unique import CLOSE_BYTES, duplicate_string_ends, twin_forgets_repeatable
+from tokenloom.constrain.json_unique import (
+    CLOSE_BYTES,
+    completing_bytes,
+    duplicate_string_ends,
+    twin_forgets_repeatable,
+)
 from tokenloom.constrain.mask import MaskParts, feed_bytes, to_mask
 from tokenloom.constrain.parser import ParserState
 from tokenloom.constrain.trie import ByteTrie, IntArray
 
 _DECODER = json.JSONDecoder()
 _LATER: dict[int, tuple[ByteTrie, IntArray, list[bytes]]] = {}  # id(trie) -> its later-item tokens
-_CLOSING: dict[int, tuple[ByteTrie, IntArray, list[bytes]]] = {}  # id(trie) -> its closing-byte tokens
+# (id(trie), closing bytes, after a quote) -> the tokens holding one (closing_tokens)
+_CLOSING: dict[tuple[int, bytes, bool], tuple[ByteTrie, IntArray, list[bytes]]] = {}
 
 
 def holds_later_item(piece: bytes) -> bool:
@@ -49,15 +56,26 @@ def later_item_tokens(trie: ByteTrie) -> tuple[IntArray, list[bytes]]:
     return hit[1], hit[2]
 
 
-def closing_tokens(trie: ByteTrie) -> tuple[IntArray, list[bytes]]:
-    """The ids and bytes of the tokens holding a byte that can complete a string, object or array
-    item (cached per trie)."""
-    hit = _CLOSING.get(id(trie))
+def closing_tokens(
+    trie: ByteTrie, closers: bytes = CLOSE_BYTES, after_quote: bool = False
+) -> tuple[IntArray, list[bytes]]:
+    """The ids and bytes of the tokens holding one of `closers` (the bytes that can complete a
+    string, object or array item), with a quote somewhere before it if `after_quote`; cached per trie."""
+    key = (id(trie), closers, after_quote)
+    hit = _CLOSING.get(key)
     if hit is None or hit[0] is not trie:
-        hits = np.isin(trie.flat, np.frombuffer(CLOSE_BYTES, dtype=np.uint8))
+        hits = np.isin(trie.flat, np.frombuffer(closers, dtype=np.uint8))
         rows = np.flatnonzero(np.add.reduceat(hits, trie.offsets) > 0).tolist()
-        hit = _CLOSING[id(trie)] = (trie, trie.ids[rows].astype(np.int32), [trie.keys[row] for row in rows])
+        if after_quote:
+            rows = [row for row in rows if _closer_after_quote(trie.keys[row], closers)]
+        hit = (trie, trie.ids[rows].astype(np.int32), [trie.keys[row] for row in rows])
+        _CLOSING[key] = hit
     return hit[1], hit[2]
+
+
+def _closer_after_quote(piece: bytes, closers: bytes) -> bool:
+    quote = piece.find(b'"')
+    return quote >= 0 and any(c in piece[quote + 1 :] for c in closers)
 
 
 def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending: bytes) -> MaskParts:
@@ -66,7 +84,9 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
     a closing byte as well."""
     if twin_forgets_repeatable(st):
         allowed = to_mask(twin_parts, trie.n_vocab)
-        closing, closing_pieces = closing_tokens(trie)
+        closing, closing_pieces = (
+            closing_tokens(trie, *completing_bytes(st)) if not pending else closing_tokens(trie)
+        )
         keep = allowed[closing]
         ends = duplicate_string_ends(st) if not pending else None
         if ends is not None:  # string items: only a token whose first quote ends a seen string

@@ -54,6 +54,9 @@ CHECKED: list[tuple[dict[str, Any], str]] = [
     (NESTED, '[["a"],["'),  # the inner item may repeat "a", the outer one ["a"]
     (PATTERNS, '["ab/c","x","ab'),  # a pattern string item: only '/c"' ends a duplicate
     (CLOSED, '[{"path":"a","n":1},{"path":"a","n":2'),  # no name repeats: this item is new
+    # inside a string of an object item only tokens with a quote and then a brace can complete it;
+    # '}"}' (a brace in the text, then the end) would finish a duplicate
+    (OBJECTS, '[{"path":"a}"},{"path":"a'),
 ]
 
 
