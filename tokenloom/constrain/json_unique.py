@@ -209,7 +209,7 @@ class UniqFrame:
         quote, brace or bracket, so the twin may forget its text while unique_mask.py re-judges, from the
         exact state, the allowed tokens holding such a byte (`twin_forgets_repeatable`)."""
         sub, text = self.sub, self.text
-        return sub is not None and text is not None and text[:1] in _CLOSES and not sub.can_end()
+        return sub is not None and text is not None and text[:1] in _CLOSER and not sub.can_end()
 
     def forgets_repeatable(self) -> bool:
         """Whether `twin` drops the text of an item that may still repeat a seen one (here or nested)."""
@@ -302,8 +302,9 @@ def twin_state(st: ParserState) -> ParserState:
 
 _TWIN_KEY = "json_unique.twin"  # where `twin_state` keeps its answer in a state's memo
 _FORGETS_KEY = "json_unique.forgets"
-_CLOSES = ('"', "{", "[")  # items whose completion is one byte: '"', "}" or "]" (CLOSE_BYTES)
-CLOSE_BYTES = b'"}]'
+# an item's first char -> the one byte that completes it: string, object and array items
+_CLOSER = {'"': b'"', "{": b"}", "[": b"]"}
+CLOSE_BYTES = b"".join(_CLOSER.values())
 
 
 def twin_forgets_repeatable(st: ParserState) -> bool:
@@ -322,7 +323,18 @@ def twin_forgets_repeatable(st: ParserState) -> bool:
     return bool(hit)
 
 
-_CLOSER = {'"': b'"', "{": b"}", "[": b"]"}
+def _forgotten_items(st: ParserState) -> list[UniqFrame] | None:
+    """The frames whose item `twin_state(st)` forgot while it may repeat a seen one; None when one of
+    them holds such an item nested in its own (only the general rules apply then)."""
+    tops: list[UniqFrame] = []
+    for stack in st.stacks:
+        top = stack[-1] if stack else None
+        if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
+            continue
+        if top.sub is not None and twin_forgets_repeatable(top.sub):
+            return None
+        tops.append(top)
+    return tops
 
 
 def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
@@ -331,15 +343,15 @@ def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
     bracket, a string at its quote) and, when the flag is set, a quote before it (the object or array
     item is inside a string now: it must leave that string first). Nested forgotten items: any of
     CLOSE_BYTES, no flag."""
+    tops = _forgotten_items(st)
+    if tops is None:
+        return CLOSE_BYTES, False
     need: set[bytes] = set()
     in_string = True
-    for stack in st.stacks:
-        top = stack[-1] if stack else None
-        if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
-            continue
+    for top in tops:
         text = top.text or ""
         closer = _CLOSER.get(text[:1])
-        if closer is None or (top.sub is not None and twin_forgets_repeatable(top.sub)):
+        if closer is None:
             return CLOSE_BYTES, False
         need.add(closer)
         in_string = in_string and closer != b'"' and _inside_string(text)
@@ -364,17 +376,13 @@ def _inside_string(text: str) -> bool:
 def duplicate_string_ends(st: ParserState) -> frozenset[bytes] | None:
     """When every item `twin_state(st)` forgot while it may repeat is a plain string being read (no
     escape open): the texts that, followed by the closing quote, finish a duplicate. None otherwise."""
+    tops = _forgotten_items(st)
+    if tops is None:
+        return None
     ends: set[bytes] = set()
-    for stack in st.stacks:
-        top = stack[-1] if stack else None
-        if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
-            continue
+    for top in tops:
         text = top.text
-        if (
-            text is None
-            or not text.startswith('"')
-            or (top.sub is not None and twin_forgets_repeatable(top.sub))
-        ):
+        if text is None or not text.startswith('"'):
             return None
         try:
             prefix = json.loads(text + '"')
