@@ -28,6 +28,7 @@ import argparse
 import importlib.metadata
 import json
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -333,13 +334,14 @@ def worker_setup(name: str, tok: Tokenizer, args: argparse.Namespace) -> Any:
     return setup
 
 
-def ask(worker: Worker, row: dict[str, Any], total: Tally) -> None:
-    """One schema on one engine's worker, its tally added to `total`; a worker that died is accounted."""
+def ask(worker: Worker, row: dict[str, Any]) -> tuple[Tally, str]:
+    """One schema on one engine's worker: its tally (a worker that died is accounted) and a word on it."""
     reply = worker.ask(row)
     tallies = [payload for kind, payload in reply.messages if kind == "tally"]
     if tallies:
-        total.add(tallies[0])
-        return
+        part = tallies[0]
+        state = "compiled" if part.compiled else "timeout" if part.compile_timeouts else "refused"
+        return part, f"{worker.name} {state} {reply.cpu_s:.1f} s"
     part = Tally(worker_deaths=1)
     how = f"worker {reply.death} after {reply.cpu_s:.1f} s CPU"
     compiled = [payload for kind, payload in reply.messages if kind == "compiled"]
@@ -353,7 +355,15 @@ def ask(worker: Worker, row: dict[str, Any], total: Tally) -> None:
         part.failures.append(f"{row['id']}: compile timeout: {how}")
     else:
         part.failures.append(f"{row['id']}: compile crashed: {how}")
-    total.add(part)
+    return part, f"{worker.name} {reply.death} {reply.cpu_s:.1f} s"
+
+
+class Stop(Exception):
+    """SIGTERM or SIGUSR1 to the benchmark: report the schemas done so far, then end."""
+
+
+def _stop(sig: int, _frame: Any) -> None:
+    raise Stop(signal.Signals(sig).name)
 
 
 def main() -> None:
@@ -384,22 +394,31 @@ def main() -> None:
     if not args.default_gc:
         tune_gc()  # what the workers inherit is frozen: the collector never touches (and copies) it
     workers = [Worker(name, worker_setup(name, tok, args)) for name in names]
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGUSR1, _stop)
     try:
         for set_name in ["shared", "hard"] if args.set == "both" else [args.set]:
             rows = load(set_name, args.limit)
             tallies = {name: Tally() for name in names}
-            for i, row in enumerate(rows):
-                if i % 10 == 0:
-                    print(
-                        f"{set_name}: {i}/{len(rows)} schemas; cpu {cpu_pressure()}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                order = i % len(workers)
-                for worker in workers[order:] + workers[:order]:
-                    ask(worker, row, tallies[worker.name])
+            done, cut = 0, ""
+            try:
+                for i, row in enumerate(rows):
+                    if i % 10 == 0:
+                        print(f"{set_name}: cpu {cpu_pressure()}", file=sys.stderr, flush=True)
+                    order = i % len(workers)
+                    parts = [ask(worker, row) for worker in workers[order:] + workers[:order]]
+                    for worker, (part, _) in zip(workers[order:] + workers[:order], parts, strict=True):
+                        tallies[worker.name].add(part)
+                    done = i + 1
+                    words = "; ".join(word for _, word in parts)
+                    print(f"{set_name} {done}/{len(rows)} {row['id']}: {words}", file=sys.stderr, flush=True)
+            except Stop as e:
+                cut = f"cut short by {e} after {done} of {len(rows)} schemas"
             pressure["end"] = cpu_pressure()
-            result[set_name] = print_report(set_name, len(rows), tallies, args, pressure)
+            result[set_name] = print_report(set_name, done, tallies, args, pressure, cut)
+            if cut:
+                result[set_name + "_cut"] = cut
+                break
     finally:
         for worker in workers:
             worker.stop()

@@ -63,7 +63,12 @@ def _mask_cells(m: dict[str, float]) -> tuple[str, str]:
 
 
 def print_report(
-    set_name: str, n: int, tallies: dict[str, Any], args: argparse.Namespace, pressure: dict[str, str]
+    set_name: str,
+    n: int,
+    tallies: dict[str, Any],
+    args: argparse.Namespace,
+    pressure: dict[str, str],
+    cut: str = "",
 ) -> dict[str, Any]:
     """Print the table for one set (Markdown); return its numbers."""
     compiled_by = [set(t.compiled_ids) for t in tallies.values()]
@@ -75,6 +80,8 @@ def print_report(
         f"{args.compile_seconds} s CPU per compile, {args.schema_seconds} s after it; "
         f"--random {args.random} --max-steps {args.max_steps} =="
     )
+    if cut:
+        print(f"RUN {cut.upper()}: the table covers only those")
     lines: list[tuple[str, Any]] = [
         ("schemas compiled", lambda r: f"{r['compiled']} / {r['schemas']}"),
         (f"compile timeouts (> {args.compile_seconds} s CPU)", lambda r: str(len(r["compile_timeouts"]))),

@@ -163,6 +163,8 @@ class Worker:
         signal.signal(signal.SIGPROF, _alarm)
         signal.signal(signal.SIGXCPU, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and ends its workers
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
 
         def send(kind: str, payload: Any) -> None:
             _write(replies, (kind, payload))
