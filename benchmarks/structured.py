@@ -1,28 +1,35 @@
 """Structured-output benchmark: tokenloom.constrain beside xgrammar and llguidance, one run, one vocabulary.
 
 Every engine gets the Gemma 3 token bytes of the default model's GGUF; engines alternate per schema (the
-first one rotates). Per schema and engine: compile (timed), follow the first valid instance token by token
-in three forms (compact and pretty in the instance's own property order, compact in schema order), then
-generate with a random policy (each step a random allowed token; the end whenever allowed) and check each
-finished output with `jsonschema` (formats checked). Every mask and compile is timed in the calling
-thread's CPU time (a busy machine does not inflate it); --schema-seconds is process CPU time. With
+first one rotates). Each engine runs in its own worker process (structured_workers.py), forked once after
+the tokenizer is loaded and kept for the whole set, so its caches stay warm as in a server; it first
+compiles and uses one small schema, untimed. Per schema and engine: compile (timed; over --compile-seconds
+of CPU it is a compile timeout, even inside C: the kernel ends the worker and a fresh one is forked), follow
+the first valid instance token by token in three forms (compact and pretty in the instance's own property
+order, compact in schema order), then generate with a random policy (each step a random allowed token; the
+end whenever allowed) and check each finished output with `jsonschema` (formats checked). Every mask and
+compile is timed in the worker thread's CPU time (a busy machine does not inflate it); the budgets are the
+worker process's CPU time: --compile-seconds for the compile, then --schema-seconds for the rest. With
 --all-instances each test instance, valid or not, is then followed untimed (schema order, compact): valid
-ones must pass, invalid ones not.
+ones must pass, invalid ones not. The report notes /proc/pressure/cpu at start and end.
 
 Sets: `shared` (the 230 of ../shared/bench/schemas.jsonl), `hard` (benchmarks/data/hard_schemas.jsonl,
 collected from SchemaStore, plus benchmarks/data/pathological_schemas.jsonl, the shapes of issue 12, which
 `issue12` runs alone).
 
     python benchmarks/structured.py [--set shared|hard|issue12|both] [--limit N] [--engines a,b,...]
-        [--any-order] [--random 2] [--max-steps 200] [--schema-seconds 60] [--all-instances]
+        [--any-order] [--random 2] [--max-steps 200] [--compile-seconds 30] [--schema-seconds 60]
+        [--all-instances]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import random
 import signal
+import subprocess
 import sys
 import time
 import zlib
@@ -40,6 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from structured_engines import BoolArray, CompileFailed, Engine, Session, make_engines  # noqa: E402
 from structured_report import print_report  # noqa: E402
+from structured_workers import Send, Timeout, Worker, limit_cpu  # noqa: E402
 
 from tokenloom.constrain.order import schema_order  # noqa: E402
 from tokenloom.constrain.pattern_mask import table_for  # noqa: E402
@@ -58,39 +66,25 @@ SETS = {
 }
 FORMS = ("original compact", "original pretty", "schema order compact")
 _STRUCTURAL = frozenset(b'"{}[],:')
-
-
-class Timeout(BaseException):
-    """The engine's time for one schema ran out (a BaseException: an engine's `except Exception` around
-    its compile must not record it as a compile failure)."""
-
-
-# A Timeout raised where Python swallows exceptions (a __del__, a GC callback, an engine's own handler)
-# would let the schema run on: until the budget is lifted, the signal comes back this often.
-_AGAIN_S = 0.05
-_armed = [False]
-
-
-def _alarm(_sig: int, _frame: Any) -> None:
-    if not _armed[0]:
-        return
-    signal.setitimer(signal.ITIMER_PROF, _AGAIN_S)
-    raise Timeout
-
-
-def cpu_limit(seconds: float) -> None:
-    """Raise Timeout after `seconds` of this process's CPU time (0: none), and again every 50 ms until
-    lifted, so a swallowed one does not end the budget; a busy machine does not count."""
-    _armed[0] = seconds > 0
-    signal.setitimer(signal.ITIMER_PROF, seconds)
+# Compiled and used once by each worker before the set, untimed: first calls and copied pages paid there.
+WARM_UP = {
+    "id": "warm-up",
+    "schema": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["name"],
+    },
+    "tests": [{"data": {"name": "a", "tags": [1, 2]}, "valid": True}],
+}
 
 
 @dataclass
 class Tally:
-    """What one engine did on one set."""
+    """What one engine did on one set (or, from a worker, on one schema)."""
 
-    compiled: int = 0
+    compiled_ids: list[str] = field(default_factory=list)
     compile_s: list[float] = field(default_factory=list)
+    compile_timeouts: list[str] = field(default_factory=list)
     mask_s_by_schema: dict[str, list[float]] = field(default_factory=dict)
     followed: dict[str, list[int]] = field(default_factory=lambda: {f: [0, 0] for f in FORMS})
     generated: int = 0
@@ -98,15 +92,38 @@ class Tally:
     invalid: int = 0
     stuck: int = 0
     timeouts: int = 0
+    worker_deaths: int = 0
     instances: dict[str, list[int]] = field(default_factory=lambda: {"valid": [0, 0], "invalid": [0, 0]})
     failures: list[str] = field(default_factory=list)
 
+    @property
+    def compiled(self) -> int:
+        return len(self.compiled_ids)
+
+    def add(self, other: Tally) -> None:
+        self.compiled_ids += other.compiled_ids
+        self.compile_s += other.compile_s
+        self.compile_timeouts += other.compile_timeouts
+        self.mask_s_by_schema.update(other.mask_s_by_schema)
+        for table, more in ((self.followed, other.followed), (self.instances, other.instances)):
+            for key, (ok, n) in more.items():
+                table[key][0] += ok
+                table[key][1] += n
+        self.generated += other.generated
+        self.finished += other.finished
+        self.invalid += other.invalid
+        self.stuck += other.stuck
+        self.timeouts += other.timeouts
+        self.worker_deaths += other.worker_deaths
+        self.failures += other.failures
+
 
 class Run:
-    """The loop over schemas for every engine, with the shared tokenizer and the random policy's tables."""
+    """One engine's work on one schema at a time (in its worker), with the shared tokenizer and the random
+    policy's tables."""
 
-    def __init__(self, engines: list[Engine], tokenizer: Tokenizer, args: argparse.Namespace) -> None:
-        self.engines = engines
+    def __init__(self, engine: Engine, tokenizer: Tokenizer, args: argparse.Namespace) -> None:
+        self.engine = engine
         self.tok = tokenizer
         vocab = tokenizer.vocab
         self.eog = min(vocab.eog_ids)
@@ -119,35 +136,51 @@ class Run:
             [len(p) <= 1 or not _STRUCTURAL.isdisjoint(p) for p in vocab.pieces], dtype=np.bool_
         )
 
-    def schema(self, row: dict[str, Any], order: int, tallies: dict[str, Tally]) -> None:
-        engines = self.engines[order:] + self.engines[:order]
-        for engine in engines:
-            tally = tallies[engine.name]
-            t0 = time.process_time()
-            cpu_limit(self.args.schema_seconds)
-            try:
-                self._one(engine, row, tally)
-            except Timeout:
-                cpu_limit(0)
-                tally.timeouts += 1
-                tally.failures.append(f"{row['id']}: over {self.args.schema_seconds} s")
-            finally:
-                cpu_limit(0)
-            used = time.process_time() - t0
-            if self.args.schema_seconds and used > self.args.schema_seconds + 1:
-                # a C call the signal cannot interrupt: shown, so the budget's misses are never silent
-                tally.failures.append(f"{row['id']}: budget overrun, {used:.1f} s CPU")
-
-    def _one(self, engine: Engine, row: dict[str, Any], tally: Tally) -> None:
-        schema = row["schema"]
-        t0 = time.thread_time()
+    def schema(self, row: dict[str, Any], send: Send) -> None:
+        """Compile within --compile-seconds, then the rest within --schema-seconds; says "compiled" (with
+        the compile's CPU seconds) as soon as it is, then "tally"."""
+        tally = Tally()
         try:
-            compiled = engine.compile(schema, self.args.any_order)
+            self._schema(row, tally, send)
+        except Timeout:  # raised again in a handler, past the phase's own except
+            limit_cpu(0)
+            tally.timeouts += 1
+            tally.failures.append(f"{row['id']}: over the time limit")
+        send("tally", tally)
+
+    def _schema(self, row: dict[str, Any], tally: Tally, send: Send) -> None:
+        args = self.args
+        limit_cpu(args.compile_seconds)
+        try:
+            t0 = time.thread_time()
+            compiled = self.engine.compile(row["schema"], args.any_order)
+            seconds = time.thread_time() - t0
         except CompileFailed as e:
+            limit_cpu(0)
             tally.failures.append(f"{row['id']}: compile: {e}")
             return
-        tally.compile_s.append(time.thread_time() - t0)
-        tally.compiled += 1
+        except Timeout:
+            limit_cpu(0)
+            tally.compile_timeouts.append(row["id"])
+            tally.failures.append(f"{row['id']}: compile timeout, over {args.compile_seconds} s")
+            return
+        finally:
+            limit_cpu(0)
+        send("compiled", seconds)
+        tally.compiled_ids.append(row["id"])
+        tally.compile_s.append(seconds)
+        limit_cpu(args.schema_seconds)
+        try:
+            self._use(compiled, row, tally)
+        except Timeout:
+            limit_cpu(0)
+            tally.timeouts += 1
+            tally.failures.append(f"{row['id']}: over {args.schema_seconds} s after the compile")
+        finally:
+            limit_cpu(0)
+
+    def _use(self, compiled: Any, row: dict[str, Any], tally: Tally) -> None:
+        engine, schema = self.engine, row["schema"]
         times = tally.mask_s_by_schema.setdefault(row["id"], [])
         valid = [t["data"] for t in row["tests"] if t["valid"]]
         if valid:
@@ -255,6 +288,84 @@ def load(name: str, limit: int) -> list[dict[str, Any]]:
     return [rows[i * len(rows) // limit] for i in range(limit)]  # spread over the set, in its order
 
 
+def cpu_pressure() -> str:
+    """The machine's CPU pressure line ("some avg10=... avg60=... avg300=..."), or why there is none."""
+    try:
+        first = Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except OSError as e:
+        return f"unavailable ({e.strerror})"
+    return " ".join(first.split()[:4])
+
+
+def versions(names: list[str]) -> dict[str, str]:
+    out = {}
+    for name in names:
+        if name == "tokenloom":
+            head = subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+            )
+            out[name] = f"git {head.stdout.strip() or '?'}"
+        else:
+            try:
+                out[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                out[name] = "?"
+    return out
+
+
+def worker_setup(name: str, tok: Tokenizer, args: argparse.Namespace) -> Any:
+    """What a fresh worker for engine `name` does before its first schema; returns its handler."""
+
+    def setup() -> Any:
+        [engine] = make_engines([name], tok.vocab, tok)
+        if not args.default_gc:
+            tune_gc()  # as the server does after loading (tokenloom/runtime.py); every engine runs under it
+        if name == "tokenloom":
+            t0 = time.thread_time()
+            warm_up(tok.vocab)
+            print(
+                f"tokenloom trie and pattern tables built in {time.thread_time() - t0:.2f} s CPU",
+                file=sys.stderr,
+            )
+        run = Run(engine, tok, args)
+        run.schema(WARM_UP, lambda _kind, _payload: None)
+        return run.schema
+
+    return setup
+
+
+def ask(worker: Worker, row: dict[str, Any]) -> tuple[Tally, str]:
+    """One schema on one engine's worker: its tally (a worker that died is accounted) and a word on it."""
+    reply = worker.ask(row)
+    tallies = [payload for kind, payload in reply.messages if kind == "tally"]
+    if tallies:
+        part = tallies[0]
+        state = "compiled" if part.compiled else "timeout" if part.compile_timeouts else "refused"
+        return part, f"{worker.name} {state} {reply.cpu_s:.1f} s"
+    part = Tally(worker_deaths=1)
+    how = f"worker {reply.death} after {reply.cpu_s:.1f} s CPU"
+    compiled = [payload for kind, payload in reply.messages if kind == "compiled"]
+    if compiled:
+        part.compiled_ids.append(row["id"])
+        part.compile_s.append(compiled[0])
+        part.timeouts += 1
+        part.failures.append(f"{row['id']}: {how}, after its compile: its mask times are lost")
+    elif "SIGXCPU" in str(reply.death) or "stalled" in str(reply.death):
+        part.compile_timeouts.append(row["id"])
+        part.failures.append(f"{row['id']}: compile timeout: {how}")
+    else:
+        part.failures.append(f"{row['id']}: compile crashed: {how}")
+    return part, f"{worker.name} {reply.death} {reply.cpu_s:.1f} s"
+
+
+class Stop(Exception):
+    """SIGTERM or SIGUSR1 to the benchmark: report the schemas done so far, then end."""
+
+
+def _stop(sig: int, _frame: Any) -> None:
+    raise Stop(signal.Signals(sig).name)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", choices=["shared", "hard", "issue12", "both"], default="both")
@@ -264,30 +375,54 @@ def main() -> None:
     ap.add_argument("--any-order", action="store_true", help="properties in any order (each engine's switch)")
     ap.add_argument("--random", type=int, default=2, help="random-policy generations per schema")
     ap.add_argument("--max-steps", type=int, default=200)
-    ap.add_argument("--schema-seconds", type=int, default=60, help="time of one engine on one schema")
+    ap.add_argument(
+        "--compile-seconds", type=int, default=30, help="CPU time of one compile (then a timeout)"
+    )
+    ap.add_argument(
+        "--schema-seconds",
+        type=int,
+        default=60,
+        help="CPU time of one engine on one schema after its compile",
+    )
     ap.add_argument("--default-gc", action="store_true", help="keep CPython's GC thresholds (no tune_gc)")
     args = ap.parse_args()
+    names = args.engines.split(",")
+    pressure = {"start": cpu_pressure()}
+    result: dict[str, Any] = {"args": vars(args), "versions": versions(names)}
+    print("engines: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()), file=sys.stderr)
     tok = load_tokenizer()
-    engines = make_engines(args.engines.split(","), tok.vocab, tok)
     if not args.default_gc:
-        tune_gc()  # as the server does after loading (tokenloom/runtime.py); every engine runs under it
-    signal.signal(signal.SIGPROF, _alarm)
-    if "tokenloom" in args.engines.split(","):
-        t0 = time.thread_time()
-        warm_up(tok.vocab)
-        print(
-            f"tokenloom trie and pattern tables built in {time.thread_time() - t0:.2f} s CPU", file=sys.stderr
-        )
-    run = Run(engines, tok, args)
-    result: dict[str, Any] = {"args": vars(args)}
-    for set_name in ["shared", "hard"] if args.set == "both" else [args.set]:
-        rows = load(set_name, args.limit)
-        tallies = {e.name: Tally() for e in engines}
-        for i, row in enumerate(rows):
-            if i % 10 == 0:
-                print(f"{set_name}: {i}/{len(rows)} schemas", file=sys.stderr, flush=True)
-            run.schema(row, i % len(engines), tallies)
-        result[set_name] = print_report(set_name, len(rows), tallies, args)
+        tune_gc()  # what the workers inherit is frozen: the collector never touches (and copies) it
+    workers = [Worker(name, worker_setup(name, tok, args)) for name in names]
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGUSR1, _stop)
+    try:
+        for set_name in ["shared", "hard"] if args.set == "both" else [args.set]:
+            rows = load(set_name, args.limit)
+            tallies = {name: Tally() for name in names}
+            done, cut = 0, ""
+            try:
+                for i, row in enumerate(rows):
+                    if i % 10 == 0:
+                        print(f"{set_name}: cpu {cpu_pressure()}", file=sys.stderr, flush=True)
+                    order = i % len(workers)
+                    parts = [ask(worker, row) for worker in workers[order:] + workers[:order]]
+                    for worker, (part, _) in zip(workers[order:] + workers[:order], parts, strict=True):
+                        tallies[worker.name].add(part)
+                    done = i + 1
+                    words = "; ".join(word for _, word in parts)
+                    print(f"{set_name} {done}/{len(rows)} {row['id']}: {words}", file=sys.stderr, flush=True)
+            except Stop as e:
+                cut = f"cut short by {e} after {done} of {len(rows)} schemas"
+            pressure["end"] = cpu_pressure()
+            result[set_name] = print_report(set_name, done, tallies, args, pressure, cut)
+            if cut:
+                result[set_name + "_cut"] = cut
+                break
+    finally:
+        for worker in workers:
+            worker.stop()
+    result["cpu_pressure"] = pressure
     print("RESULT_JSON " + json.dumps(result))
 
 

@@ -32,11 +32,16 @@ def mask_stats(times: list[float]) -> dict[str, float]:
 def summary(tally: Any, n: int, common: set[str]) -> dict[str, Any]:
     every = [t for ts in tally.mask_s_by_schema.values() for t in ts]
     shared = [t for sid, ts in tally.mask_s_by_schema.items() if sid in common for t in ts]
+    in_common = [s for sid, s in zip(tally.compiled_ids, tally.compile_s, strict=True) if sid in common]
     return {
         "compiled": tally.compiled,
         "schemas": n,
+        "compile_timeouts": list(tally.compile_timeouts),
+        "refused": n - tally.compiled - len(tally.compile_timeouts),
         "compile_ms_median": 1e3 * _pct(tally.compile_s, 0.5),
         "compile_ms_p90": 1e3 * _pct(tally.compile_s, 0.9),
+        "compile_ms_common_median": 1e3 * _pct(in_common, 0.5),
+        "compile_ms_common_p90": 1e3 * _pct(in_common, 0.9),
         "mask": mask_stats(every),
         "mask_common": mask_stats(shared),
         "followed": dict(tally.followed),
@@ -46,47 +51,78 @@ def summary(tally: Any, n: int, common: set[str]) -> dict[str, Any]:
         "invalid": tally.invalid,
         "stuck": tally.stuck,
         "timeouts": tally.timeouts,
+        "worker_deaths": tally.worker_deaths,
     }
 
 
-def print_report(set_name: str, n: int, tallies: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """Print the table for one set; return its numbers."""
-    compiled_by = [set(t.mask_s_by_schema) for t in tallies.values()]
+def _mask_cells(m: dict[str, float]) -> tuple[str, str]:
+    return (
+        f"{m['mean_us']:,.0f} / {m['p50_us']:,.1f} / {m['p99_us']:,.0f}",
+        f"{m['max_us']:,.0f}; {m['over_1ms_pct']:.1f}% of {m['steps']:,.0f}",
+    )
+
+
+def print_report(
+    set_name: str,
+    n: int,
+    tallies: dict[str, Any],
+    args: argparse.Namespace,
+    pressure: dict[str, str],
+    cut: str = "",
+) -> dict[str, Any]:
+    """Print the table for one set (Markdown); return its numbers."""
+    compiled_by = [set(t.compiled_ids) for t in tallies.values()]
     common = set.intersection(*compiled_by) if compiled_by else set()
     rows = {name: summary(t, n, common) for name, t in tallies.items()}
     order = "any order" if args.any_order else "schema order"
-    print(f"\n== {set_name}: {n} schemas; Gemma 3 vocabulary; properties in {order} ==")
+    print(
+        f"\n== {set_name}: {n} schemas; Gemma 3 vocabulary; properties in {order}; budgets "
+        f"{args.compile_seconds} s CPU per compile, {args.schema_seconds} s after it; "
+        f"--random {args.random} --max-steps {args.max_steps} =="
+    )
+    if cut:
+        print(f"RUN {cut.upper()}: the table covers only those")
     lines: list[tuple[str, Any]] = [
         ("schemas compiled", lambda r: f"{r['compiled']} / {r['schemas']}"),
+        (f"compile timeouts (> {args.compile_seconds} s CPU)", lambda r: str(len(r["compile_timeouts"]))),
+        ("compile refused or crashed", lambda r: str(r["refused"])),
         ("compile ms median / p90", lambda r: f"{r['compile_ms_median']:.1f} / {r['compile_ms_p90']:.1f}"),
-        ("mask µs mean / p50", lambda r: f"{r['mask']['mean_us']:,.0f} / {r['mask']['p50_us']:,.1f}"),
-        ("mask µs p99 / max", lambda r: f"{r['mask']['p99_us']:,.0f} / {r['mask']['max_us']:,.0f}"),
-        ("steps over 1 ms", lambda r: f"{r['mask']['over_1ms_pct']:.1f}% of {r['mask']['steps']:,.0f}"),
+        ("mask µs per token mean / p50 / p99", lambda r: _mask_cells(r["mask"])[0]),
+        ("mask µs max; steps over 1 ms", lambda r: _mask_cells(r["mask"])[1]),
         (
-            f"same, {len(common)} schemas all compiled",
-            lambda r: (
-                f"{r['mask_common']['mean_us']:,.0f} / {r['mask_common']['p50_us']:,.1f} / "
-                f"{r['mask_common']['p99_us']:,.0f}"
-            ),
+            f"compile ms median / p90, {len(common)} schemas all compiled",
+            lambda r: f"{r['compile_ms_common_median']:.1f} / {r['compile_ms_common_p90']:.1f}",
         ),
+        (f"mask µs mean / p50 / p99, {len(common)} all compiled", lambda r: _mask_cells(r["mask_common"])[0]),
+        (f"mask µs max; over 1 ms, {len(common)} all compiled", lambda r: _mask_cells(r["mask_common"])[1]),
+        ("random: invalid outputs", lambda r: str(r["invalid"])),
+        ("random: dead ends", lambda r: str(r["stuck"])),
+        ("random: finished / generated", lambda r: f"{r['finished']} / {r['generated']}"),
     ]
     for form in next(iter(rows.values()))["followed"]:
         lines.append((f"followed: {form}", lambda r, f=form: "{} / {}".format(*r["followed"][f])))
+    if args.all_instances:
+        lines += [
+            ("all valid instances followed", lambda r: "{} / {}".format(*r["instances"]["valid"])),
+            ("all invalid instances refused", lambda r: "{} / {}".format(*r["instances"]["invalid"])),
+        ]
     lines += [
-        ("all valid instances followed", lambda r: "{} / {}".format(*r["instances"]["valid"])),
-        ("all invalid instances refused", lambda r: "{} / {}".format(*r["instances"]["invalid"])),
-        ("random: finished / generated", lambda r: f"{r['finished']} / {r['generated']}"),
-        ("random: invalid outputs", lambda r: str(r["invalid"])),
-        ("random: dead ends", lambda r: str(r["stuck"])),
-        ("schemas over the time limit", lambda r: str(r["timeouts"])),
+        (f"over {args.schema_seconds} s after the compile", lambda r: str(r["timeouts"])),
+        ("workers ended by the kernel or crashed", lambda r: str(r["worker_deaths"])),
     ]
-    width = max(22, *(len(name) + 2 for name in rows))
-    print(f"{'':40}" + "".join(f"{name:>{width}}" for name in rows))
+    width = max(24, *(len(name) for name in rows))
+    label_width = max(len(label) for label, _ in lines)
+    print(f"| {'':{label_width}} |" + "".join(f" {name:>{width}} |" for name in rows))
+    print(f"|{'-' * (label_width + 2)}|" + "".join(f"{'-' * (width + 1)}:|" for _ in rows))
     for label, cell in lines:
-        print(f"{label:40}" + "".join(f"{cell(r):>{width}}" for r in rows.values()))
+        print(f"| {label:{label_width}} |" + "".join(f" {cell(r):>{width}} |" for r in rows.values()))
+    for name, r in rows.items():
+        if r["compile_timeouts"]:
+            print(f"{name} compile timeouts: {', '.join(r['compile_timeouts'])}")
+    print(f"CPU pressure (/proc/pressure/cpu): start {pressure['start']}; end {pressure.get('end', '?')}")
     for name, tally in tallies.items():
         if tally.failures:
-            # dead ends, invalid outputs, timeouts and refusals first: rejected instances are many
+            # timeouts, dead ends, invalid outputs and refusals first: rejected instances are many
             notes = sorted(tally.failures, key=lambda line: "instance rejected" in line)
             print(f"{name}: {len(notes)} notes (first 40)")
             for line in notes[:40]:
