@@ -192,6 +192,18 @@ class UniqFrame:
         assert self.sub is not None  # internal: popped follows pattern
         return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, self.sub.closed(), FRESH)
 
+    def split(self) -> tuple[UniqFrame, ...]:
+        """One frame per alternative of the item's parser (ParserState.alternatives): the array takes
+        a text when one of them does, since the item's text, not its parse, decides the rest."""
+        if self.sub is None:
+            return (self,)
+        alts = self.sub.alternatives()
+        if len(alts) == 1:
+            return (self,)
+        return tuple(
+            UniqFrame(self.schema, self.slot, self.depth, self.seen, alt, self.text, self.ws) for alt in alts
+        )
+
     def twin(self) -> UniqFrame:
         """The frame masks are computed on: an item already unlike every seen one keeps no text
         (FRESH), nested uniqueItems arrays likewise; equal to self when nothing can be dropped."""

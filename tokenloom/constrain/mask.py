@@ -489,20 +489,37 @@ def _reads_pattern(stack: tuple[object, ...]) -> bool:
     return hint is not None and hint() is not None
 
 
-def _union(trie: ByteTrie, st: ParserState) -> MaskParts:
-    """A token is allowed from a set of alternative stacks when some stack allows it: masked one stack at
-    a time, a pattern string among them takes its own fast path instead of holding up the joint walk."""
+def _union(trie: ByteTrie, alternatives: tuple[ParserState, ...]) -> MaskParts:
+    """A token is allowed from a set of alternatives when one of them allows it: masked one at a time,
+    a pattern string or a free string among them takes its own fast path instead of holding up the
+    joint walk (which follows every token such a string takes, character by character)."""
     full = np.zeros(trie.n_vocab, dtype=np.bool_)
-    for stack in st.stacks:
-        full |= to_mask(compute(trie, st.grammar.state((stack,))), trie.n_vocab)
+    for alt in alternatives:
+        full |= to_mask(compute(trie, alt), trie.n_vocab)
     empty = np.zeros(0, dtype=np.int32)
     return None, np.packbits(full), empty, empty
 
 
+def _worth_splitting(st: ParserState) -> tuple[ParserState, ...] | None:
+    """The alternatives of `st` when masking them one by one pays: some reads a pattern, or some is in
+    a free run that the joint state is not (an anyOf of an enum and a string)."""
+    if len(st.stacks) == 1 and not hasattr(st.stacks[0][-1] if st.stacks[0] else None, "split"):
+        return None
+    alts = st.alternatives()
+    if not 1 < len(alts) <= _MAX_SPLIT:
+        return None
+    if any(_reads_pattern(alt.stacks[0]) for alt in alts):
+        return alts
+    if st.free_run() is None and any(alt.free_run() is not None for alt in alts):
+        return alts
+    return None
+
+
 def compute(trie: ByteTrie, st: ParserState, pending: bytes = b"") -> MaskParts:
     """The allowed tokens from `st` (after `pending` bytes of an unfinished character)."""
-    if not pending and 1 < len(st.stacks) <= _MAX_SPLIT and any(_reads_pattern(stack) for stack in st.stacks):
-        return _union(trie, st)
+    alts = _worth_splitting(st) if not pending else None
+    if alts is not None:
+        return _union(trie, alts)
     hint = _pattern_top(st) if not pending else None
     if hint is not None and hint[0] in costly_patterns(trie, hint[0]):
         parts = _pattern_parts(trie, st, hint)

@@ -242,6 +242,27 @@ class ParserState:
         self._rep = (horizon, state)
         return state
 
+    def alternatives(self) -> tuple[ParserState, ...]:
+        """Single-alternative states whose masks join to this state's mask (stacks evolve apart, so a
+        token fits this state when it fits one of them): one per stack, and a stack whose top frame
+        reads an item with a parser of its own (`split`, a uniqueItems item) split by that parser's
+        alternatives too. An anyOf of a free string and an enum is then one bulk run and one short
+        walk instead of a joint walk down every token the string takes."""
+        memo = self.memo
+        if memo is None:
+            memo = self.memo = {}
+        hit = memo.get(_ALTERNATIVES_KEY)
+        if hit is None:
+            stacks: dict[Stack, None] = {}
+            for stack in self.stacks:
+                split = getattr(stack[-1], "split", None) if stack else None
+                tops = split() if split is not None else (stack[-1],) if stack else ()
+                stacks.update(dict.fromkeys((*stack[:-1], top) for top in tops) if stack else {stack: None})
+            hit = memo[_ALTERNATIVES_KEY] = (
+                (self,) if len(stacks) == 1 else tuple(self.grammar.state((stack,)) for stack in stacks)
+            )
+        return hit  # type: ignore[return-value]
+
     def common_top(self) -> Frame | None:
         """The one top frame every stack shares (e.g. one string read under two parents), if any."""
         tops = {stack[-1] if stack else None for stack in self.stacks}
@@ -269,6 +290,9 @@ class ParserState:
         assert run is not None  # internal: only called on bounded free states (one top for all stacks)
         top = run[1].skip(n)
         return self.grammar.state(tuple(dict.fromkeys((*stack[:-1], top) for stack in self.stacks)))
+
+
+_ALTERNATIVES_KEY = "parser.alternatives"  # where `alternatives` keeps its answer in a state's memo
 
 
 def _closed(stack: Stack) -> Stack:

@@ -19,6 +19,7 @@ from tokenloom.errors import GrammarError
 
 MAX_NFA_STATES = 20_000
 _UNIVERSAL_LIMIT = 512  # DFA states explored before `is_universal` gives up (and says no)
+_FULL_LIMIT = 32  # DFA states explored before `Regex.canonical` gives up (and keeps the state)
 
 
 class Nfa:
@@ -156,12 +157,18 @@ class DState:
             return self.by_class[k]
         except KeyError:
             pass
+        res = self.raw_step(k)
+        if res is not None:
+            res = self.regex.canonical(res)
+        self.by_class[k] = res
+        return res
+
+    def raw_step(self, k: int) -> DState | None:
+        """`step_class_index` before `Regex.canonical` (not memoised)."""
         regex = self.regex
         moves = regex.moves
         targets = {t for s in self.states for t in moves(s).get(k, ())}
-        res = regex.dstate(regex.closure_after(targets)) if targets else None
-        self.by_class[k] = res
-        return res
+        return regex.dstate(regex.closure_after(targets)) if targets else None
 
     def loop_chars(self) -> CharSet:
         """Characters that lead back to this very state (the trie walk takes them in bulk)."""
@@ -356,7 +363,9 @@ class Regex:
         self._moves: dict[int, dict[int, tuple[int, ...]]] = {}
         self._closures: dict[int, frozenset[int]] = {}
         self._within: dict[CharSet, tuple[int, ...]] = {}
-        self.initial = self.dstate(self.nfa.closure({start}, at_start=True) & self._kept)
+        self._full: dict[DState, bool] = {}
+        self._full_state: DState | None = None
+        self.initial = self.canonical(self.dstate(self.nfa.closure({start}, at_start=True) & self._kept))
         self.tables: dict[object, tuple[object, object]] = {}  # for consumers (per-vocabulary mask tables)
 
     def dstate(self, states: frozenset[int]) -> DState:
@@ -368,6 +377,48 @@ class Regex:
                 raise GrammarError(f"regex {self.pattern!r} needs too many automaton states")
             d = self._dstates[states] = DState(self, states)
         return d
+
+    def canonical(self, d: DState) -> DState:
+        """`d`, or the one state that stands for every state accepting any text from here on (a search
+        pattern once matched: `^description_[a-zA-Z0-9_]+` after `description_x`). The subset
+        construction makes several such states; as one state, a name or string past its match is an
+        unchanged free run for the trie walk instead of a narrow class checked token by token."""
+        if not d.accepting:
+            return d
+        full = self._full.get(d)
+        if full is None:
+            full = self._explore_full(d)
+        if not full:
+            return d
+        if self._full_state is None:
+            self._full_state = d
+        return self._full_state
+
+    def _explore_full(self, d: DState) -> bool:
+        """Whether every text is accepted from `d`: each state it reaches accepts and moves on every
+        char class (given up, as no, past `_FULL_LIMIT` states)."""
+        seen = {d}
+        todo = [d]
+        classes = range(len(self.bounds))
+        while todo:
+            cur = todo.pop()
+            if not cur.accepting or self._full.get(cur) is False:
+                self._full[d] = False
+                return False
+            for k in classes:
+                nxt = cur.raw_step(k)
+                if nxt is None:
+                    self._full[d] = False
+                    return False
+                if nxt not in seen:
+                    if len(seen) >= _FULL_LIMIT:
+                        self._full[d] = False
+                        return False
+                    seen.add(nxt)
+                    todo.append(nxt)
+        for state in seen:
+            self._full[state] = True
+        return True
 
     def class_of(self, cp: int) -> int:
         """The index of the character class holding `cp`: chars of one class move every state alike."""
