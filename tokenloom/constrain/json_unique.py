@@ -227,6 +227,10 @@ class UniqFrame:
         """Whether `twin` drops the text of an item that may still repeat a seen one (here or nested)."""
         if self.sub is not None and twin_forgets_repeatable(self.sub):
             return True
+        return self.forgets_own()
+
+    def forgets_own(self) -> bool:
+        """Whether `twin` drops the text of this array's own item while it may still repeat a seen one."""
         text = self.text
         return (
             self.slot is Slot.ITEM
@@ -336,16 +340,21 @@ def twin_forgets_repeatable(st: ParserState) -> bool:
 
 
 def _forgotten_items(st: ParserState) -> list[UniqFrame] | None:
-    """The frames whose item `twin_state(st)` forgot while it may repeat a seen one; None when one of
-    them holds such an item nested in its own (only the general rules apply then)."""
+    """The frames whose item `twin_state(st)` forgot while it may repeat a seen one, looking into the
+    items of arrays that keep their own item (a duplicate there can only complete the nested one);
+    None when a forgotten item holds another nested in it (only the general rules apply then)."""
     tops: list[UniqFrame] = []
     for stack in st.stacks:
         top = stack[-1] if stack else None
         if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
             continue
         if top.sub is not None and twin_forgets_repeatable(top.sub):
-            return None
-        tops.append(top)
+            inner = None if top.forgets_own() else _forgotten_items(top.sub)
+            if inner is None:
+                return None
+            tops.extend(inner)
+        else:
+            tops.append(top)
     return tops
 
 

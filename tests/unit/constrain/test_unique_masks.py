@@ -39,6 +39,26 @@ PREFIXED = {
     "uniqueItems": True,
 }
 
+HOLDER = {
+    "type": "array",
+    "items": {"type": "object", "properties": {"v": STRINGS}},
+    "uniqueItems": True,
+}
+HOLDER_OF_OBJECTS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "v": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"t": {"type": "string"}}},
+                "uniqueItems": True,
+            }
+        },
+    },
+    "uniqueItems": True,
+}
+
 # Each check feeds every token from the exact state (minutes under load): a few, each for one edge.
 CHECKED: list[tuple[dict[str, Any], str]] = [
     (OBJECTS, '[{"path":"ind'),  # the first item: its pattern string judged by the pattern pass
@@ -57,6 +77,10 @@ CHECKED: list[tuple[dict[str, Any], str]] = [
     # inside a string of an object item only tokens with a quote and then a brace can complete it;
     # '}"}' (a brace in the text, then the end) would finish a duplicate
     (OBJECTS, '[{"path":"a}"},{"path":"a'),
+    # an outer item that cannot repeat (nothing seen) holding an inner array whose item may: only the
+    # inner item's closing tokens are re-judged ('b"', then '"}]' from inside the string)
+    (HOLDER, '[{"v":["ab","a'),
+    (HOLDER_OF_OBJECTS, '[{"v":[{"t":"x"},{"t":"'),
 ]
 
 
