@@ -180,6 +180,14 @@ class StrFrame:
             regex = regex.advance(n, chain[0])
         return StrFrame(self.schema, self._bump(n), regex)
 
+    def skip_chars(self, most: int) -> CharSet | None:
+        """The chars of `skip(1)` .. `skip(most)` together, when the pattern (if any) stays as it is:
+        the quote needs the count at least minLength, content and escapes need it under maxLength,
+        and the count only grows, so the two extremes hold every char (None inside a counted run)."""
+        if self.esc or (self.regex is not None and self.regex.loop_chars().is_empty()):
+            return None
+        return self.skip(1).chars() | self.skip(most).chars()
+
     def skips(self, most: int) -> list[Frame]:
         """`skip(1)` .. `skip(most)`, the pattern's counted run advanced one step at a time."""
         regex = self.regex

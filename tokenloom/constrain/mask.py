@@ -240,8 +240,7 @@ class _Walk:
         table = np.zeros(256, dtype=np.bool_)
         table[list(st.allowed_chars().first_bytes())] = True
         if remaining is not None:
-            for later in st.skips(min(remaining, self.trie.max_len)):
-                table[list(later.allowed_chars().first_bytes())] = True
+            table[list(st.skip_chars(min(remaining, self.trie.max_len)).first_bytes())] = True
         return table
 
     def _root_rows(self, idx: FreeIndex, st: ParserState, remaining: int | None) -> None:

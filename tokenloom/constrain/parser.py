@@ -284,6 +284,22 @@ class ParserState:
             self.grammar.state(tuple(dict.fromkeys((*stack[:-1], t) for stack in self.stacks))) for t in tops
         ]
 
+    def skip_chars(self, most: int) -> CharSet:
+        """The chars allowed after 1 .. `most` characters of the current free run, together. A top
+        frame that cannot end may answer from its own `skip_chars` (a string with maxLength: from its
+        two extremes) without making the `most` look-ahead states; otherwise from `skips`."""
+        run = self.free_run()
+        assert run is not None  # internal: only called on bounded free states (one top for all stacks)
+        top = run[1]
+        own = getattr(top, "skip_chars", None)
+        got: CharSet | None = own(most) if own is not None and not top.can_end() else None
+        if got is not None:
+            return got
+        acc = EMPTY
+        for later in self.skips(most):
+            acc = acc | later.allowed_chars()
+        return acc
+
     def skip(self, n: int) -> ParserState:
         """The state after `n` characters of the current free run."""
         run = self.free_run()
