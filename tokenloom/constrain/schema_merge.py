@@ -24,23 +24,8 @@ def _common_values(a: dict[str, Any], b: dict[str, Any]) -> list[Any]:
     return [v for v in _values(a) if json.dumps(v, sort_keys=True) in keys]
 
 
-_CONDITION_KEYS = ("if", "then", "else")
-
-
-def conditional_as_union(s: dict[str, Any]) -> list[Any]:
-    """if/then/else as the anyOf it means: (if and then) or (not if and else)."""
-    cond = s["if"]
-    return [{"allOf": [cond, s.get("then", True)]}, {"allOf": [{"not": cond}, s.get("else", True)]}]
-
-
 def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """allOf of two flattened schemas, approximately: unions for properties/required, stricter bounds.
-
-    A dict holds one if/then/else, so a second one (two conditionals in one allOf) joins as the anyOf
-    it means instead of replacing the first."""
-    if "if" in a and "if" in b:
-        rest = {k: v for k, v in b.items() if k not in _CONDITION_KEYS}
-        b = merge(rest, {"anyOf": conditional_as_union(b)})
+    """allOf of two flattened schemas, approximately: unions for properties/required, stricter bounds."""
     out = dict(a)
     for k, v in b.items():
         if k in ("const", "enum") and ("const" in out or "enum" in out):

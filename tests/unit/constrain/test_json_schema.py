@@ -176,32 +176,3 @@ def test_a_type_is_inferred_only_from_keywords_that_constrain(
     schema: dict[str, object], text: str, ok: bool
 ) -> None:
     assert schema_accepts(schema, text) is ok
-
-
-_IF_FALSE = {
-    "if": {"properties": {"a": {"const": False}}},
-    "then": {"properties": {"a": {}, "b": {}}, "additionalProperties": False},
-}
-_IF_TRUE = {
-    "if": {"properties": {"a": {"const": True}}, "required": ["a"]},
-    "then": {"properties": {"a": {}, "c": {}}, "additionalProperties": False},
-}
-
-
-@pytest.mark.parametrize(
-    ("text", "ok"),
-    [
-        ('{"x": 1}', False),  # no "a": the first condition holds (vacuously), its then refuses "x"
-        ('{"b": 1}', True),
-        ('{"a": false, "b": 1}', True),
-        ('{"a": false, "c": 1}', False),
-        ('{"a": true, "c": 1}', True),
-        ('{"a": true, "b": 1}', False),
-        ('{"a": 3, "x": 1}', True),  # neither condition holds
-    ],
-)
-def test_two_conditionals_in_one_allof_both_apply(text: str, ok: bool) -> None:
-    """utam-page-object's root: merging the allOf kept only the second if/then, so random generation
-    wrote objects the first then-branch refuses."""
-    schema = {"type": "object", "allOf": [_IF_FALSE, _IF_TRUE]}
-    assert schema_accepts(schema, text) is ok
