@@ -72,6 +72,7 @@ class SchemaCompiler(ObjectKeywords):
         self.literal_checks: list[tuple[Schema, Schema]] = []
         self.checks: list[Check] = []
         self.all_ofs: dict[tuple[int, ...], dict[str, Any]] = {}
+        self.dropped: list[str] = []  # keywords `join` could not keep (see there), in order
         # "x-tokenloom-any-order" at the root applies to every object that does not say otherwise
         self.any_order = root.get(ANY_ORDER, False) if isinstance(root, dict) else False
 
@@ -140,8 +141,20 @@ class SchemaCompiler(ObjectKeywords):
             return node
         if not isinstance(schema, dict):
             raise GrammarError("a schema must be an object or a boolean", param=param)
-        self.fill(node, self.flatten(schema, param, 0), param, depth)
+        before = len(self.dropped)
+        flat = self.flatten(schema, param, 0)
+        for keyword in self.dropped[before:]:  # flatten makes no nodes: these are this node's
+            self.ignore(node, keyword)
+        self.fill(node, flat, param, depth)
         return node
+
+    def join(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+        """`merge` of two flattened dicts, recording what it cannot keep: a dict holds one if/then/else,
+        so of two conditionals in one allOf only the second is enforced and `if` is named unenforced."""
+        if "if" in a and "if" in b:
+            self.dropped.append("if")
+            self.unenforced.add("if")
+        return merge(a, b)
 
     def flatten(self, schema: dict[str, Any], param: str, hops: int) -> dict[str, Any]:
         """Inline `$ref` (with sibling keywords) and `allOf` into one dict; anyOf stays."""
@@ -155,7 +168,7 @@ class SchemaCompiler(ObjectKeywords):
             if not any(k not in ("description", "title", "$comment", "default", "examples") for k in rest):
                 # a plain reference: keep the node shared so recursive schemas stay finite
                 return {"anyOf": [target]}
-            schema = merge(self.flatten(target, param, hops + 1), rest)
+            schema = self.join(self.flatten(target, param, hops + 1), rest)
         if "allOf" in schema:
             subs = schema["allOf"]
             if not isinstance(subs, list):
@@ -169,7 +182,7 @@ class SchemaCompiler(ObjectKeywords):
                     continue
                 if not isinstance(sub, dict):
                     raise GrammarError("allOf entries must be schemas", param=f"{param}.allOf[{i}]")
-                merged = merge(merged, self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
+                merged = self.join(merged, self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
             schema = merged
         self.keep.append(schema)
         return schema

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from tests.unit.constrain.chars import initial, schema_accepts
+from tokenloom.constrain.api import build, spec_of
 from tokenloom.constrain.parser import accepts
+from tokenloom.errors import GrammarError
 
 PERSON = {
     "type": "object",
@@ -176,3 +178,17 @@ def test_a_type_is_inferred_only_from_keywords_that_constrain(
     schema: dict[str, object], text: str, ok: bool
 ) -> None:
     assert schema_accepts(schema, text) is ok
+
+
+def test_a_second_conditional_in_one_allof_is_named_unenforced() -> None:
+    """One merged dict holds one if/then/else, so the first of two is not enforced: it is named (strict
+    refuses it) instead of silently letting through what its then-branch forbids (utam-page-object)."""
+    first = {"if": {"properties": {"a": {"const": False}}}, "then": {"additionalProperties": False}}
+    second = {"if": {"required": ["a"]}, "then": {"properties": {"a": {"type": "boolean"}}}}
+    schema = {"type": "object", "allOf": [first, second]}
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "if" in unenforced
+    with pytest.raises(GrammarError, match="'if'"):
+        build(spec_of({"json_schema": schema, "strict": True}))
+    _, alone, _ = build(spec_of({"json_schema": {"type": "object", "allOf": [first]}}))
+    assert "if" not in alone
