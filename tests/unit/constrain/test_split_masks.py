@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from tests.unit.constrain.conftest import Greedy
-from tests.unit.constrain.test_vocab_masks import _brute_force
-from tokenloom.constrain import compile
+from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
 from tokenloom.constrain.regex import Regex
 from tokenloom.engine.vocab import Vocab
 
@@ -43,11 +42,7 @@ CHECKED: list[tuple[dict[str, Any], str]] = [
 def test_split_masks_equal_brute_force(
     schema: dict[str, Any], prefix: str, vocab: Vocab, greedy: Greedy
 ) -> None:
-    c = compile({"json_schema": schema}, vocab)
-    assert greedy.tokens(c, prefix) is not None
-    mask = c.allowed()
-    assert mask is not None
-    assert set(mask.nonzero()[0].tolist()) == _brute_force(c, vocab)
+    assert_mask_is_exact(schema, prefix, vocab, greedy)
 
 
 def test_states_past_a_search_match_are_one() -> None:
