@@ -32,7 +32,9 @@ def test_same_text_same_vector_unit_norm_and_batch_equals_one_by_one(client: ope
     assert batch.shape == (4, 640)
     np.testing.assert_allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
     one_by_one = np.vstack([_vectors(client, text) for text in SENTENCES])
-    assert np.abs(batch - one_by_one).max() < 1e-5
+    # llama.cpp's CPU matmuls round a row differently by its place in a batch, and some CPUs show it
+    # (an AVX-512 Xeon: cosine 0.99956 against the same text alone; other texts are below 0.75)
+    assert (batch * one_by_one).sum(axis=1).min() > 0.999
     again = _vectors(client, SENTENCES[1])
     assert float(again[0] @ batch[1]) == pytest.approx(1.0, abs=1e-5)  # cosine with itself
     assert float(batch[0] @ batch[1]) < 0.999  # different texts, different vectors
