@@ -255,9 +255,12 @@ class ParserState:
         if hit is None:
             stacks: dict[Stack, None] = {}
             for stack in self.stacks:
-                split = getattr(stack[-1], "split", None) if stack else None
-                tops = split() if split is not None else (stack[-1],) if stack else ()
-                stacks.update(dict.fromkeys((*stack[:-1], top) for top in tops) if stack else {stack: None})
+                if not stack:
+                    stacks[stack] = None
+                    continue
+                split = getattr(stack[-1], "split", None)
+                tops = split() if split is not None else (stack[-1],)
+                stacks.update(dict.fromkeys((*stack[:-1], top) for top in tops))
             hit = memo[_ALTERNATIVES_KEY] = (
                 (self,) if len(stacks) == 1 else tuple(self.grammar.state((stack,)) for stack in stacks)
             )
