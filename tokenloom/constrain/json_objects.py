@@ -303,7 +303,8 @@ class ObjFrame:
 
 
 # Name lookups by (schema, position, name so far): every new parser state asks them again, and the
-# trie walk makes a new state for each character of each candidate name it follows.
+# trie walk makes a new state for each character of each candidate name it follows, so they are
+# answered from one table of name prefixes per schema.
 @lru_cache(maxsize=1 << 16)
 def _candidates(schema: Schema, pos: int) -> tuple[tuple[int, str], ...]:
     """Known properties that may come next: from `pos` up to the first required one (any order: all
@@ -323,36 +324,77 @@ def _required_bits(schema: Schema) -> int:
     return sum(1 << i for i, (name, _) in enumerate(schema.props) if name in schema.required)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)
+def _candidate_bits(schema: Schema, pos: int) -> int:
+    """The candidates at `pos` as bits of property indexes."""
+    return sum(1 << i for i, _ in _candidates(schema, pos))
+
+
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    """One prefix of some property names: the names that start with it (bits), the same per next char,
+    and the indexes of the names equal to it."""
+
+    names: int
+    next_chars: tuple[tuple[str, int], ...]
+    whole: tuple[int, ...]
+
+
+@lru_cache(maxsize=1 << 10)
+def _prefixes(schema: Schema) -> dict[str, _Prefix]:
+    """Every prefix of every property name, built once per schema: the walk down the trie asks about
+    thousands of prefixes, and any-order objects have as many candidate sets as subsets seen."""
+    names: dict[str, int] = {}
+    nexts: dict[str, dict[str, int]] = {}
+    whole: dict[str, list[int]] = {}
+    for i, (name, _) in enumerate(schema.props):
+        whole.setdefault(name, []).append(i)
+        for n in range(len(name) + 1):
+            names[name[:n]] = names.get(name[:n], 0) | 1 << i
+            if n < len(name):
+                following = nexts.setdefault(name[:n], {})
+                following[name[n]] = following.get(name[n], 0) | 1 << i
+    return {
+        prefix: _Prefix(bits, tuple(sorted(nexts.get(prefix, {}).items())), tuple(whole.get(prefix, ())))
+        for prefix, bits in names.items()
+    }
+
+
 def _next_known(schema: Schema, pos: int, key: str) -> bool:
     """Whether some candidate name starts with `key` (or is it)."""
-    return any(name.startswith(key) for _, name in _candidates(schema, pos))
+    entry = _prefixes(schema).get(key)
+    return entry is not None and entry.names & _candidate_bits(schema, pos) != 0
 
 
 @lru_cache(maxsize=1 << 16)
 def _next_known_chars(schema: Schema, pos: int, key: str) -> CharSet:
-    n = len(key)
-    return CharSet.of(
-        "".join(name[n] for _, name in _candidates(schema, pos) if name.startswith(key) and len(name) > n)
-    )
+    entry = _prefixes(schema).get(key)
+    if entry is None:
+        return EMPTY
+    bits = _candidate_bits(schema, pos)
+    return CharSet.of("".join(ch for ch, names in entry.next_chars if names & bits))
 
 
-@lru_cache(maxsize=1 << 16)
 def _known_index(schema: Schema, pos: int, key: str) -> int | None:
-    return next((i for i, name in _candidates(schema, pos) if name == key), None)
+    entry = _prefixes(schema).get(key)
+    if entry is None or not entry.whole:
+        return None
+    bits = _candidate_bits(schema, pos)
+    return next((i for i in entry.whole if bits >> i & 1), None)
 
 
-@lru_cache(maxsize=1 << 16)
 def _any_name_from(schema: Schema, key: str) -> bool:
-    return any(name.startswith(key) for name in schema.prop_names())
+    return key in _prefixes(schema)
 
 
 @lru_cache(maxsize=1 << 16)
 def _name_starts(schema: Schema, key: str) -> CharSet:
     """Chars that continue some property name after `key`, and the quote if `key` is one."""
-    n = len(key)
-    starts = CharSet.of("".join(p[n] for p in schema.prop_names() if len(p) > n and p.startswith(key)))
-    return starts | QUOTE if key in schema.prop_names() else starts
+    entry = _prefixes(schema).get(key)
+    if entry is None:
+        return EMPTY
+    starts = CharSet.of("".join(ch for ch, _ in entry.next_chars))
+    return starts | QUOTE if entry.whole else starts
 
 
 def _size(klass: CharSet) -> int:

@@ -51,7 +51,8 @@ def later_item_tokens(trie: ByteTrie) -> tuple[IntArray, list[bytes]]:
     """The ids and bytes of the tokens that may finish one item and a whole later one (cached)."""
     hit = _LATER.get(id(trie))
     if hit is None or hit[0] is not trie:
-        rows = [row for row, key in enumerate(trie.keys) if b"," in key and holds_later_item(key)]
+        commas = np.add.reduceat(trie.flat == ord(","), trie.offsets) > 0  # offsets: each key's start
+        rows = [row for row in np.flatnonzero(commas).tolist() if holds_later_item(trie.keys[row])]
         hit = _LATER[id(trie)] = (trie, trie.ids[rows].astype(np.int32), [trie.keys[row] for row in rows])
     return hit[1], hit[2]
 

@@ -140,3 +140,6 @@ def test_later_item_tokens_are_few(vocab: Vocab) -> None:
     assert holds_later_item(b'","",') and holds_later_item(b"1, 2]") and holds_later_item(b', {"a": 1}')
     assert holds_later_item(b", 12")  # a number may still go on: counted, to stay on the safe side
     assert not holds_later_item(b'", "') and not holds_later_item(b'"a", "b')
+    # the same tokens as a scan of every piece, without the vectorised comma prefilter
+    every = [key for key in trie_for(vocab).keys if holds_later_item(key)]
+    assert sorted(pieces) == sorted(every)
