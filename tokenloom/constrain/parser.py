@@ -9,6 +9,8 @@ Knows nothing of JSON, regexes or vocabularies.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +18,10 @@ from tokenloom.constrain.charset import EMPTY, CharSet
 from tokenloom.errors import GrammarError
 
 MAX_ALTERNATIVES = 256  # parallel stacks (ambiguous anyOf, regex-free choices) before we give up
-MAX_INTERNED = 200_000  # states kept per grammar before the memo is reset
+# States interned by all grammars together (each ~4 KB with its transitions and memos, measured on the
+# hard schema set): past it the grammar holding the most drops its automaton, so a stream of large
+# schemas or long generations cannot grow the server without bound.
+MAX_INTERNED = 100_000
 
 
 class Frame(Protocol):
@@ -62,29 +67,73 @@ class FreeFrame(Frame, Protocol):
 Stack = tuple[Frame, ...]
 
 
+class _Interned:
+    """The states every live grammar holds, counted together; the trigger for `Grammar.forget`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.grammars: weakref.WeakSet[Grammar] = weakref.WeakSet()
+        self.made = 0  # states made since the last count (cheap to bump; recounted past the limit)
+        self.lock = threading.Lock()
+
+    def total(self) -> int:
+        with self.lock:
+            return sum(len(g._states) for g in list(self.grammars))
+
+    def grew(self) -> None:
+        self.made += 1
+        if self.made < self.limit // 8:
+            return
+        with self.lock:
+            self.made = 0
+            grammars = list(self.grammars)
+            total = sum(len(g._states) for g in grammars)
+            while total > self.limit and grammars:
+                biggest = max(grammars, key=lambda g: len(g._states))
+                total -= len(biggest._states)
+                biggest.forget()
+                grammars.remove(biggest)
+
+
+_INTERNED = _Interned(MAX_INTERNED)
+
+
 class Grammar:
     """The interning table of one compiled grammar; states from different grammars never mix."""
 
-    __slots__ = ("_states", "initial")
+    __slots__ = ("__weakref__", "_start", "_states", "initial")
 
     def __init__(self, start: Stack) -> None:
         self._states: dict[tuple[Stack, ...], ParserState] = {}
+        self._start = start
+        with _INTERNED.lock:
+            _INTERNED.grammars.add(self)
         self.initial = self.state((start,))
 
     def state(self, stacks: tuple[Stack, ...]) -> ParserState:
         st = self._states.get(stacks)
         if st is None:
-            if len(self._states) >= MAX_INTERNED:
-                self._states.clear()
-            st = ParserState(self, stacks)
-            self._states[stacks] = st
+            st = self._states.setdefault(stacks, ParserState(self, stacks))
+            _INTERNED.grew()
         return st
+
+    def forget(self) -> None:
+        """Drop the automaton explored so far: every state loses its links to others, so the states
+        nobody holds are freed (a table cleared alone frees nothing while `initial` reaches them all).
+        States still held (a running request's position) go on working and intern anew; only the
+        memoised work is lost."""
+        old = self._states
+        self._states = {}
+        for st in list(old.values()):
+            st.forget_links()
+        self.initial = self.state((self._start,))
 
 
 class ParserState:
     """A set of alternative stacks; hashable by identity because states are interned."""
 
     __slots__ = (
+        "__weakref__",
         "_allowed",
         "_can_end",
         "_dele",
@@ -110,6 +159,14 @@ class ParserState:
         self._has_dele = False
         self._rep: tuple[int, ParserState] | None = None
         self.memo: dict[object, object] | None = None  # for consumers (the mask walk), made on first use
+
+    def forget_links(self) -> None:
+        """Drop what this state memoised about other states (see `Grammar.forget`)."""
+        self._next = {}
+        self._has_dele = False
+        self._dele = None
+        self._rep = None
+        self.memo = None
 
     def add_char(self, c: str) -> ParserState | None:
         """The state after `c`, or None if `c` is not allowed here."""
