@@ -381,6 +381,41 @@ def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
     return b"".join(sorted(need)), in_string
 
 
+def nested_completions(st: ParserState) -> list[bytes | frozenset[bytes]] | None:
+    """When the forgotten items nest (`completing_bytes` gives up on them): for each item, at any
+    depth, that `twin_state(st)` forgot while it may repeat a seen one, how a token may complete it
+    as a duplicate: the closing byte of an object or array item (`}` or `]`), or, for a plain string
+    item being read, the texts that end a seen string before its closing quote (as
+    `duplicate_string_ends`). None when some item is neither (inside an escape, say)."""
+    out: list[bytes | frozenset[bytes]] = []
+    for top in _all_forgotten(st):
+        closer = _CLOSER.get((top.text or "")[:1])
+        if closer is None:
+            return None
+        if closer != b'"':
+            out.append(closer)
+            continue
+        ends = duplicate_string_ends_of(top)
+        if ends is None:
+            return None
+        out.append(ends)
+    return out
+
+
+def _all_forgotten(st: ParserState) -> list[UniqFrame]:
+    """The frames whose own item `twin_state(st)` forgot while it may repeat, nested ones included."""
+    out: list[UniqFrame] = []
+    for stack in st.stacks:
+        top = stack[-1] if stack else None
+        if not isinstance(top, UniqFrame) or not top.forgets_repeatable():
+            continue
+        if top.forgets_own():
+            out.append(top)
+        if top.sub is not None and twin_forgets_repeatable(top.sub):
+            out.extend(_all_forgotten(top.sub))
+    return out
+
+
 def _inside_string(text: str) -> bool:
     """Whether JSON text cut at its end is inside a string (an odd count of unescaped quotes)."""
     inside = escaped = False
@@ -402,14 +437,25 @@ def duplicate_string_ends(st: ParserState) -> frozenset[bytes] | None:
         return None
     ends: set[bytes] = set()
     for top in tops:
-        text = top.text
-        if text is None or not text.startswith('"'):
+        mine = duplicate_string_ends_of(top)
+        if mine is None:
             return None
-        try:
-            prefix = json.loads(text + '"')
-        except ValueError:
-            return None  # inside an escape
-        for value in _seen_values(top.seen):
-            if isinstance(value, str) and value.startswith(prefix):
-                ends.add(value[len(prefix) :].encode("utf-8"))
+        ends |= mine
     return frozenset(ends)
+
+
+def duplicate_string_ends_of(top: UniqFrame) -> frozenset[bytes] | None:
+    """For one frame reading a plain string item: the texts that, followed by the closing quote,
+    finish a duplicate of a seen item (None: not a string, or inside an escape)."""
+    text = top.text
+    if text is None or not text.startswith('"'):
+        return None
+    try:
+        prefix = json.loads(text + '"')
+    except ValueError:
+        return None  # inside an escape
+    return frozenset(
+        value[len(prefix) :].encode("utf-8")
+        for value in _seen_values(top.seen)
+        if isinstance(value, str) and value.startswith(prefix)
+    )

@@ -17,7 +17,7 @@ from collections import OrderedDict
 import numpy as np
 import numpy.typing as npt
 
-from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
+from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet, utf8_len
 from tokenloom.constrain.regex import DState, Regex
 from tokenloom.constrain.trie import BoolArray, ByteTrie
 
@@ -33,23 +33,66 @@ I32 = npt.NDArray[np.int32]
 
 
 class _TrieViews:
-    """What every pattern needs of one trie: rows longest first (the rows still running at byte j are a
-    prefix of them), and the rows holding a quote or backslash cut at the first of those."""
+    """What every pattern needs of one trie: its nodes level by level (a pattern's state after a prefix
+    is the same for every token sharing it, so each distinct prefix is stepped once: about 590k nodes
+    instead of 2M token bytes), and the rows holding a quote or backslash cut at the first of those.
+
+    Level j holds the nodes of depth j + 1 in sorted order, each with the character its last byte
+    ends (an index into `chars`; a byte inside a character: len(chars)); the children of a node of level
+    j are a contiguous run of level j + 1 (`child_lo`/`child_hi`). `leaf` is the node where each row
+    (sorted order) ends, as an index into all levels laid end to end (`base`)."""
 
     def __init__(self, trie: ByteTrie) -> None:
-        self.order = np.argsort(-trie.lengths, kind="stable")
-        self.offsets = trie.offsets[self.order]
-        lengths = trie.lengths[self.order]
-        self.running = [int(np.count_nonzero(lengths > j)) for j in range(trie.max_len)]
-        # the character each byte starts, as an index into `chars` (continuation bytes: len(chars)),
-        # laid out byte position by byte position over the running rows
-        starts = (trie.flat & 0xC0) != 0x80
+        n = len(trie.keys)
+        lengths = trie.lengths.astype(np.int64)
+        # the longest common prefix of each row with the row before it (sorted order), by following
+        # only the pairs still equal (most part within a few bytes)
+        lcp = np.zeros(n, dtype=np.int64)
+        pairs = np.arange(1, n)
+        for j in range(trie.max_len):
+            pairs = pairs[(lengths[pairs] > j) & (lengths[pairs - 1] > j)]
+            pairs = pairs[trie.flat[trie.offsets[pairs] + j] == trie.flat[trie.offsets[pairs - 1] + j]]
+            if not len(pairs):
+                break
+            lcp[pairs] += 1
+        # a character is stepped at its last byte, where the node's prefix has decided it (one lead byte
+        # starts many characters); its earlier bytes keep the state
+        # (by the lead byte's length, so a node's prefix alone says it: a lone lead byte keeps the state)
+        lead_at = np.flatnonzero((trie.flat & 0xC0) != 0x80)[np.maximum(trie.cum_starts[1:] - 1, 0)]
+        need = np.array([utf8_len(b) for b in range(256)], dtype=np.int64)[trie.flat[lead_at]]
+        ends = np.arange(len(trie.flat)) - lead_at == need - 1
         cps = trie.byte_cp()
-        self.chars = np.unique(cps[starts])
-        uid = np.where(starts, np.searchsorted(self.chars, cps), len(self.chars)).astype(np.int32)
-        self.char_at = [uid[self.offsets[:m] + j] for j, m in enumerate(self.running)]
-        self.ids = trie.ids[self.order]
-        self.invalid = trie.invalid[self.order]
+        self.chars = np.unique(cps[ends])
+        uid = np.where(ends, np.searchsorted(self.chars, cps), len(self.chars)).astype(np.int32)
+        self.level_rows: list[I32] = []  # the first row of each node, level by level
+        self.level_chars: list[I32] = []
+        for j in range(trie.max_len):
+            rows = np.flatnonzero((lengths > j) & (lcp <= j)).astype(np.int32)
+            self.level_rows.append(rows)
+            self.level_chars.append(uid[trie.offsets[rows] + j])
+        sizes = [len(rows) for rows in self.level_rows]
+        self.base = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        self.child_lo: list[I32] = []
+        self.child_hi: list[I32] = []
+        self.parent: list[I32] = [np.zeros(0, dtype=np.int32)]  # of each node, as an index in all levels
+        for j in range(trie.max_len - 1):
+            parents = np.searchsorted(self.level_rows[j], self.level_rows[j + 1], side="right") - 1
+            counts = np.bincount(parents, minlength=len(self.level_rows[j]))
+            hi = np.cumsum(counts)
+            self.child_lo.append((hi - counts).astype(np.int32))
+            self.child_hi.append(hi.astype(np.int32))
+            self.parent.append((self.base[j] + parents).astype(np.int32))
+        ends = lengths - 1
+        leaf = np.zeros(n, dtype=np.int64)
+        for j in range(trie.max_len):
+            mine = np.flatnonzero(ends == j)
+            leaf[mine] = (
+                self.base[j] + np.searchsorted(self.level_rows[j], mine, side="right") - 1
+            )  # duplicates too
+        self.leaf = leaf
+        self.n_nodes = int(self.base[-1])
+        self.ids = trie.ids
+        self.invalid = trie.invalid
         self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
         self.nchars_id[trie.ids] = trie.nchars
         # rows with a quote or backslash: (row, text before it, its byte, what follows)
@@ -219,32 +262,43 @@ class PatternTable:
         return nxt
 
     def _run(self, start: int) -> Verdict | None:
-        """Every token from `start`, byte position by byte position (a continuation byte keeps the state);
-        None when the table outgrows its bound."""
+        """Every trie node from `start`, level by level, expanding only the children of nodes still alive
+        (a continuation byte keeps the state); None when the table outgrows its bound."""
         bl = self.views
         char_class = self.char_class
-        state = np.full(len(bl.order), start, dtype=np.int32)
-        live: npt.NDArray[np.intp] | None = None  # once most rows died: the rows still running
-        for m, chars in zip(bl.running, bl.char_at, strict=True):
-            if live is None:  # most rows alive: every running row, a prefix of the order
-                nxt = self._step(state[:m], char_class[chars])
-                if nxt is None:
-                    return None
-                state[:m] = nxt
-                alive = np.flatnonzero(nxt >= 2)
-                if 2 * len(alive) < m:
-                    live = alive
-                continue
-            live = live[: np.searchsorted(live, m)]  # rows longer than this position: a prefix
+        state = np.zeros(bl.n_nodes, dtype=np.int32)  # nodes never reached count as dead
+        first = self._step(
+            np.full(len(bl.level_rows[0]), start, dtype=np.int32), char_class[bl.level_chars[0]]
+        )
+        if first is None:
+            return None
+        state[: len(first)] = first
+        live = np.flatnonzero(first >= 2)
+        for j in range(1, len(bl.level_rows)):
             if not len(live):
                 break
-            nxt = self._step(state[live], char_class[chars[live]])
+            if 2 * len(live) > len(bl.level_rows[j - 1]):  # most alive: the whole level, no expanding
+                nxt = self._step(state[bl.parent[j]], char_class[bl.level_chars[j]])
+                if nxt is None:
+                    return None
+                state[bl.base[j] : bl.base[j + 1]] = nxt
+                live = np.flatnonzero(nxt >= 2)
+                continue
+            lo, hi = bl.child_lo[j - 1][live], bl.child_hi[j - 1][live]
+            counts = hi - lo
+            total = int(counts.sum())
+            if not total:
+                break
+            skip = np.cumsum(counts) - counts
+            nodes = np.repeat(lo - skip, counts) + np.arange(total)
+            parents = np.repeat(state[bl.base[j - 1] + live], counts)
+            nxt = self._step(parents, char_class[bl.level_chars[j][nodes]])
             if nxt is None:
                 return None
-            state[live] = nxt
-            live = live[nxt >= 2]  # a dead or stopped row stays so
+            state[bl.base[j] + nodes] = nxt
+            live = nodes[nxt >= 2]
         inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)
-        inside[bl.ids[(state >= 2) & ~bl.invalid]] = True
+        inside[bl.ids[(state[bl.leaf] >= 2) & ~bl.invalid]] = True
         return Verdict(inside, bl, self.states[start - 2])
 
 

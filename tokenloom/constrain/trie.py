@@ -88,6 +88,8 @@ class ByteTrie:
         self.cum_starts = np.zeros(len(self.flat) + 1, dtype=np.int32)  # char starts before each byte
         np.cumsum(starts, out=self.cum_starts[1:])
         self._byte_cp: npt.NDArray[np.int32] | None = None
+        self._multi: tuple[npt.NDArray[np.intp], npt.NDArray[np.int32], npt.NDArray[np.intp]] | None = None
+        self._row_of: IntArray | None = None
         # not UTF-8 on their own: `invalid`; of those, `dead` can never follow a character boundary
         # (a stray continuation byte); the others end inside a character (byte fallback, split chars)
         self.invalid = np.zeros(n, dtype=np.bool_)
@@ -135,6 +137,22 @@ class ByteTrie:
             self._byte_cp = cp[start_at[np.maximum(self.cum_starts[1:] - 1, 0)]].astype(np.int32)
         return self._byte_cp
 
+    def multi_byte_chars(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int32], npt.NDArray[np.intp]]:
+        """The bytes of multi-byte characters (flat positions), the distinct code points they belong
+        to, and each byte's index among those: a class judges each distinct character once, not
+        each of its million bytes."""
+        if self._multi is None:
+            where = np.flatnonzero(self.flat >= 0x80)
+            cps, inverse = np.unique(self.byte_cp()[where], return_inverse=True)
+            self._multi = (where, cps.astype(np.int32), inverse.ravel())
+        return self._multi
+
+    def row_of_byte(self) -> IntArray:
+        """The row (sorted position) of the key each flat byte belongs to."""
+        if self._row_of is None:
+            self._row_of = np.repeat(np.arange(len(self.keys), dtype=np.int32), self.lengths)
+        return self._row_of
+
     def chars_between(
         self, rows: npt.NDArray[np.integer[Any]], lo: int, his: npt.NDArray[np.int16]
     ) -> IntArray:
@@ -174,18 +192,15 @@ class FreeIndex:
         all_non_ascii = non_ascii.ranges == ((0x80, 0x10FFFF),)
         if all_non_ascii:
             table[0x80:] = False
-        bad = table[trie.flat]
+        bad = table.take(trie.flat)
         if non_ascii.ranges and not all_non_ascii:  # judge multi-byte characters one by one
             los = np.array([lo for lo, _ in non_ascii.ranges], dtype=np.int64)
             his = np.array([hi for _, hi in non_ascii.ranges], dtype=np.int64)
-            multi = np.nonzero(trie.flat >= 0x80)[0]
-            cps = trie.byte_cp()[multi]
+            where, cps, inverse = trie.multi_byte_chars()
             at = np.searchsorted(los, cps, side="right") - 1
             inside = (at >= 0) & (cps <= his[np.maximum(at, 0)])
-            bad[multi] = ~inside
-        big = np.int16(1 << 14)
-        self.first_bad = np.minimum.reduceat(np.where(bad, trie.pos, big), trie.offsets).astype(np.int16)
-        self.last_bad = (np.maximum.reduceat(np.where(bad, trie.pos, -1), trie.offsets) + 1).astype(np.int16)
+            bad[where] = ~inside[inverse]
+        self.first_bad, self.last_bad = _first_last(trie, bad)
         # A token ending inside a character stays in a run that takes every non-ASCII character (some
         # completion is in the run); otherwise it is checked byte by byte like any other.
         forced = trie.dead if all_non_ascii else trie.invalid
@@ -221,6 +236,39 @@ class FreeIndex:
         order = np.argsort(self.first_bad_byte[other], kind="stable")
         self.other_rows = other[order]  # group b: other_rows[other_bounds[b] : other_bounds[b + 1]]
         self.other_bounds = np.searchsorted(self.first_bad_byte[self.other_rows], np.arange(257))
+
+
+def _first_last(trie: ByteTrie, bad: BoolArray) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+    """Per row: the position of its first bad byte (1 << 14: none) and the end of its last (0: none).
+
+    A row whose first and last bytes are both bad is settled by those two (most rows, for a narrow
+    class); the others from their bad bytes' positions, which come row by row: a row's first and
+    last are where the row number changes (both cheaper than segmented reductions over every byte)."""
+    n = len(trie.keys)
+    ends = trie.offsets + trie.lengths
+    first_bad, last_bad = bad.take(trie.offsets), bad.take(ends - 1)
+    first = np.where(first_bad, 0, 1 << 14).astype(np.int16)
+    last = np.where(last_bad, trie.lengths, 0).astype(np.int16)
+    open_rows = np.flatnonzero(~(first_bad & last_bad))
+    if not len(open_rows):
+        return first, last
+    if 2 * len(open_rows) < n:  # only their bytes
+        lengths = trie.lengths.take(open_rows).astype(np.int64)
+        starts = np.cumsum(lengths) - lengths
+        flat_at = np.repeat(trie.offsets.take(open_rows) - starts, lengths) + np.arange(int(lengths.sum()))
+        hit = bad.take(flat_at)
+        where = flat_at[hit]
+        rows = np.repeat(open_rows.astype(np.int32), lengths)[hit]
+    else:
+        where = np.flatnonzero(bad)
+        rows = trie.row_of_byte().take(where)
+    if len(where):
+        breaks = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+        firsts = np.concatenate(([0], breaks))
+        lasts = np.concatenate((breaks - 1, [len(where) - 1]))
+        first[rows.take(firsts)] = trie.pos.take(where.take(firsts))
+        last[rows.take(lasts)] = trie.pos.take(where.take(lasts)) + 1
+    return first, last
 
 
 def _ends_inside_char(tail: bytes) -> bool:

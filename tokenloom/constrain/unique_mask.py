@@ -21,6 +21,7 @@ from tokenloom.constrain.json_unique import (
     CLOSE_BYTES,
     completing_bytes,
     duplicate_string_ends,
+    nested_completions,
     twin_forgets_repeatable,
 )
 from tokenloom.constrain.mask import MaskParts, feed_bytes, to_mask
@@ -90,9 +91,13 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
         )
         keep = allowed[closing]
         ends = duplicate_string_ends(st) if not pending else None
+        nested = nested_completions(st) if not pending and ends is None else None
         if ends is not None:  # string items: only a token whose first quote ends a seen string
             for at in np.flatnonzero(keep).tolist():
                 keep[at] = _may_end_as(closing_pieces[at], ends)
+        elif nested:  # other items, nested ones too: a token that may complete one of them by its rule
+            for at in np.flatnonzero(keep).tolist():
+                keep[at] = any(_may_complete(closing_pieces[at], rule) for rule in nested)
         later, later_pieces = later_item_tokens(trie)
         ids = np.concatenate((closing[keep], later))
         pieces = [piece for piece, k in zip(closing_pieces, keep.tolist(), strict=True) if k] + later_pieces
@@ -104,6 +109,12 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
     base, packed, added, minus = twin_parts
     keep = ~np.isin(added, ids[~good])
     return base, packed, np.concatenate((added[keep], ids[good])), np.concatenate((minus, ids[~good]))
+
+
+def _may_complete(piece: bytes, rule: bytes | frozenset[bytes]) -> bool:
+    """Whether `piece` may complete a forgotten item as a duplicate: it holds the item's closing byte,
+    or (a string item) its first quote may end a seen string."""
+    return rule in piece if isinstance(rule, bytes) else _may_end_as(piece, rule)
 
 
 def _may_end_as(piece: bytes, ends: frozenset[bytes]) -> bool:

@@ -11,6 +11,7 @@ import pytest
 from tests.unit.constrain.conftest import Greedy, mask_ids
 from tests.unit.constrain.test_vocab_masks import _brute_force
 from tokenloom.constrain import compile
+from tokenloom.constrain.charset import JSON_STRING_FREE
 from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.pattern_mask import pattern_verdict, table_for
 from tokenloom.constrain.regex import Regex
@@ -219,3 +220,30 @@ def test_key_longer_than_its_counted_pattern_is_refused(vocab: Vocab, greedy: Gr
     assert allowed == _brute_force(c, vocab)
     by_piece = {p: i for i, p in reversed(list(enumerate(vocab.pieces)))}
     assert by_piece[b'"'] in allowed and by_piece[b"d"] not in allowed
+
+
+@pytest.mark.parametrize("pattern", ["é+[ü-ž]*[\u03b1-\u03c9]", "^(?:\\S+\\s+){0,3}\\S+$", ".{2}€[一-鿿]+"])
+def test_verdict_equals_stepping_every_token(pattern: str, vocab: Vocab) -> None:
+    """The whole-vocabulary pass steps each trie node once (a character at its last byte, so a lead
+    byte shared by many characters decides nothing): every token's verdict equals stepping the DFA
+    through its characters (raw inside a JSON string: no quote, backslash or control character), at
+    the start and after one character."""
+    regex = Regex(pattern)
+    trie = trie_for(vocab)
+    for state in (regex.initial, regex.initial.step(pattern[0] if pattern[0] != "^" else "a")):
+        assert state is not None
+        got = pattern_verdict(trie, state)
+        assert got is not None
+        inside = got[0].inside()
+        for token_id, piece in enumerate(vocab.pieces):
+            if token_id in vocab.special_ids or not piece:
+                continue
+            try:
+                text = piece.decode("utf-8")
+            except UnicodeDecodeError:
+                assert not inside[token_id], piece
+                continue
+            at: Any = state
+            for ch in text:
+                at = None if at is None or not JSON_STRING_FREE.contains_cp(ord(ch)) else at.step(ch)
+            assert inside[token_id] == (at is not None), piece

@@ -81,6 +81,11 @@ CHECKED: list[tuple[dict[str, Any], str]] = [
     # inner item's closing tokens are re-judged ('b"', then '"}]' from inside the string)
     (HOLDER, '[{"v":["ab","a'),
     (HOLDER_OF_OBJECTS, '[{"v":[{"t":"x"},{"t":"'),
+    # both an outer item and the string item inside it may repeat: only tokens holding the outer
+    # item's closing byte, or whose first quote ends a seen string, are re-judged ('"]' would finish
+    # the outer duplicate ["ab","a"], 'b"' the inner one "ab")
+    (NESTED, '[["ab","a"],["ab","a'),
+    (HOLDER, '[{"v":["ab","a"]},{"v":["ab","a'),
 ]
 
 

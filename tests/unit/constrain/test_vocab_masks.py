@@ -196,6 +196,15 @@ def test_mask_equals_brute_force_along_forced_texts(
     assert c.is_accepting()
 
 
+_KNOWN_AND_MORE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        name: {"type": "object"} if name.startswith("conf") else {"type": "integer"}
+        for name in ("content", "compilationOptions", "commands", "configurations", "compile", "name", "é-ü")
+    },
+    "additionalProperties": {"type": "string", "maxLength": 4},
+}
+
 CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "a'),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "ab'),
@@ -223,6 +232,11 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
     ({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, '{"a": 1, "'),
     ({"type": "string", "format": "regex"}, '"'),
     ({"type": "string", "pattern": "^$|^[^/](.+)[^/]$"}, '"'),
+    # known names with additional ones allowed: tokens leaving a known name's path on the way go on
+    # in the additional name's run (delegation)
+    (_KNOWN_AND_MORE, '{"'),
+    (_KNOWN_AND_MORE, '{"co'),
+    (_KNOWN_AND_MORE, '{"content": 1, "configurations": {}, "com'),
 ]
 
 

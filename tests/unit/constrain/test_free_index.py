@@ -1,0 +1,34 @@
+"""A free class's index over the vocabulary (trie.FreeIndex) against a plain scan of every token."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
+from tokenloom.constrain.trie import FreeIndex, trie_for
+from tokenloom.engine.vocab import Vocab
+
+CLASSES = {
+    "digits": CharSet.of("0123456789"),  # narrow: most tokens settled by their first and last bytes
+    "string chars": JSON_STRING_FREE,  # wide: all non-ASCII in
+    "latin letters": CharSet([(0x41, 0x5A), (0x61, 0x7A), (0xC0, 0x24F)]),  # some non-ASCII in
+}
+
+
+@pytest.mark.parametrize("name", list(CLASSES))
+def test_first_and_last_bad_bytes_match_a_plain_scan(name: str, vocab: Vocab) -> None:
+    klass = CLASSES[name]
+    trie = trie_for(vocab)
+    index = FreeIndex(trie, klass)
+    for row, key in enumerate(trie.keys):
+        if trie.invalid[row]:
+            continue  # not UTF-8 on its own: checked one by one by the walk, whatever its bytes
+        bad: list[tuple[int, int]] = []  # (first byte, end) of each character outside the class
+        at = 0
+        for ch in key.decode("utf-8"):
+            size = len(ch.encode("utf-8"))
+            if not klass.contains_cp(ord(ch)):
+                bad.append((at, at + size))
+            at += size
+        assert index.first_bad[row] == (min(len(key), bad[0][0]) if bad else len(key)), key
+        assert index.last_bad[row] == (bad[-1][1] if bad else 0), key
