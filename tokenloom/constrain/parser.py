@@ -18,7 +18,7 @@ from tokenloom.constrain.charset import EMPTY, CharSet
 from tokenloom.errors import GrammarError
 
 MAX_ALTERNATIVES = 256  # parallel stacks (ambiguous anyOf, regex-free choices) before we give up
-# States interned by all grammars together (each ~4 KB with its transitions and memos, measured on the
+# States interned by all grammars together (about 3 KB each with their transitions and memos, measured on the
 # hard schema set): past it the grammar holding the most drops its automaton, so a stream of large
 # schemas or long generations cannot grow the server without bound.
 MAX_INTERNED = 100_000

@@ -2,11 +2,11 @@
 
 A token that stays inside the string (no quote, no backslash) is decided by the pattern's DFA state alone
 and the room left under maxLength: that verdict is computed for every token in one vectorised pass over the
-trie's bytes (numpy; the DFA table over the pattern's character classes is filled lazily, only the cells
-some token reaches, and bounded in states) and kept per DFA state, so no pattern shape costs more than one
-pass, never a walk whose size grows with nested or counted repeats. Tokens that close or escape the string
-are few and left to the caller. Knows nothing of JSON frames or parser states: it is handed a DFA state
-and the trie.
+trie's nodes, each distinct token prefix stepped once (numpy; the DFA table over the pattern's character
+classes is filled lazily, only the cells some token reaches, and bounded in states) and kept per DFA state,
+so no pattern shape costs more than one pass, never a walk whose size grows with nested or counted repeats.
+Tokens that close or escape the string are few and left to the caller. Knows nothing of JSON frames or
+parser states: it is handed a DFA state and the trie.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ class _TrieViews:
             if not len(pairs):
                 break
             lcp[pairs] += 1
-        # a character is stepped at its last byte, where the node's prefix has decided it (one lead byte
-        # starts many characters); its earlier bytes keep the state
-        # (by the lead byte's length, so a node's prefix alone says it: a lone lead byte keeps the state)
+        # A character is stepped at its last byte, where the node's prefix has decided it (one lead byte
+        # starts many characters); its earlier bytes keep the state. Which byte is last comes from the
+        # lead byte's length, so a node's prefix alone says it (a lone lead byte keeps the state).
         lead_at = np.flatnonzero((trie.flat & 0xC0) != 0x80)[np.maximum(trie.cum_starts[1:] - 1, 0)]
         need = np.array([utf8_len(b) for b in range(256)], dtype=np.int64)[trie.flat[lead_at]]
         ends = np.arange(len(trie.flat)) - lead_at == need - 1
@@ -82,13 +82,12 @@ class _TrieViews:
             self.child_lo.append((hi - counts).astype(np.int32))
             self.child_hi.append(hi.astype(np.int32))
             self.parent.append((self.base[j] + parents).astype(np.int32))
-        ends = lengths - 1
+        last_byte = lengths - 1
         leaf = np.zeros(n, dtype=np.int64)
         for j in range(trie.max_len):
-            mine = np.flatnonzero(ends == j)
-            leaf[mine] = (
-                self.base[j] + np.searchsorted(self.level_rows[j], mine, side="right") - 1
-            )  # duplicates too
+            mine = np.flatnonzero(last_byte == j)
+            # the last node starting at or before the row: a duplicate key shares its first copy's node
+            leaf[mine] = self.base[j] + np.searchsorted(self.level_rows[j], mine, side="right") - 1
         self.leaf = leaf
         self.n_nodes = int(self.base[-1])
         self.ids = trie.ids

@@ -88,7 +88,7 @@ class ByteTrie:
         self.cum_starts = np.zeros(len(self.flat) + 1, dtype=np.int32)  # char starts before each byte
         np.cumsum(starts, out=self.cum_starts[1:])
         self._byte_cp: npt.NDArray[np.int32] | None = None
-        self._multi: tuple[npt.NDArray[np.intp], npt.NDArray[np.int32], npt.NDArray[np.intp]] | None = None
+        self._multi: tuple[IntArray, IntArray, IntArray] | None = None
         self._row_of: IntArray | None = None
         # not UTF-8 on their own: `invalid`; of those, `dead` can never follow a character boundary
         # (a stray continuation byte); the others end inside a character (byte fallback, split chars)
@@ -137,14 +137,14 @@ class ByteTrie:
             self._byte_cp = cp[start_at[np.maximum(self.cum_starts[1:] - 1, 0)]].astype(np.int32)
         return self._byte_cp
 
-    def multi_byte_chars(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int32], npt.NDArray[np.intp]]:
+    def multi_byte_chars(self) -> tuple[IntArray, IntArray, IntArray]:
         """The bytes of multi-byte characters (flat positions), the distinct code points they belong
         to, and each byte's index among those: a class judges each distinct character once, not
         each of its million bytes."""
         if self._multi is None:
             where = np.flatnonzero(self.flat >= 0x80)
             cps, inverse = np.unique(self.byte_cp()[where], return_inverse=True)
-            self._multi = (where, cps.astype(np.int32), inverse.ravel())
+            self._multi = (where.astype(np.int32), cps.astype(np.int32), inverse.ravel().astype(np.int32))
         return self._multi
 
     def row_of_byte(self) -> IntArray:
@@ -246,10 +246,10 @@ def _first_last(trie: ByteTrie, bad: BoolArray) -> tuple[npt.NDArray[np.int16], 
     last are where the row number changes (both cheaper than segmented reductions over every byte)."""
     n = len(trie.keys)
     ends = trie.offsets + trie.lengths
-    first_bad, last_bad = bad.take(trie.offsets), bad.take(ends - 1)
-    first = np.where(first_bad, 0, 1 << 14).astype(np.int16)
-    last = np.where(last_bad, trie.lengths, 0).astype(np.int16)
-    open_rows = np.flatnonzero(~(first_bad & last_bad))
+    first_is_bad, last_is_bad = bad.take(trie.offsets), bad.take(ends - 1)
+    first = np.where(first_is_bad, 0, 1 << 14).astype(np.int16)
+    last = np.where(last_is_bad, trie.lengths, 0).astype(np.int16)
+    open_rows = np.flatnonzero(~(first_is_bad & last_is_bad))
     if not len(open_rows):
         return first, last
     if 2 * len(open_rows) < n:  # only their bytes
