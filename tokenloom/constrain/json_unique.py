@@ -381,12 +381,11 @@ def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
     return b"".join(sorted(need)), in_string
 
 
-def nested_completions(st: ParserState) -> list[bytes | frozenset[bytes]] | None:
-    """When the forgotten items nest (`completing_bytes` gives up on them): for each item, at any
-    depth, that `twin_state(st)` forgot while it may repeat a seen one, how a token may complete it
-    as a duplicate: the closing byte of an object or array item (`}` or `]`), or, for a plain string
-    item being read, the texts that end a seen string before its closing quote (as
-    `duplicate_string_ends`). None when some item is neither (inside an escape, say)."""
+def completion_rules(st: ParserState) -> list[bytes | frozenset[bytes]] | None:
+    """For each item, at any depth, that `twin_state(st)` forgot while it may repeat a seen one, how a
+    token may complete it as a duplicate: the closing byte of an object or array item (`}` or `]`), or,
+    for a plain string item being read, the texts that end a seen string before its closing quote.
+    None when some item is neither (a number, a string inside an escape)."""
     out: list[bytes | frozenset[bytes]] = []
     for top in _all_forgotten(st):
         closer = _CLOSER.get((top.text or "")[:1])
@@ -395,7 +394,7 @@ def nested_completions(st: ParserState) -> list[bytes | frozenset[bytes]] | None
         if closer != b'"':
             out.append(closer)
             continue
-        ends = duplicate_string_ends_of(top)
+        ends = _string_ends(top)
         if ends is None:
             return None
         out.append(ends)
@@ -429,22 +428,7 @@ def _inside_string(text: str) -> bool:
     return inside
 
 
-def duplicate_string_ends(st: ParserState) -> frozenset[bytes] | None:
-    """When every item `twin_state(st)` forgot while it may repeat is a plain string being read (no
-    escape open): the texts that, followed by the closing quote, finish a duplicate. None otherwise."""
-    tops = _forgotten_items(st)
-    if tops is None:
-        return None
-    ends: set[bytes] = set()
-    for top in tops:
-        mine = duplicate_string_ends_of(top)
-        if mine is None:
-            return None
-        ends |= mine
-    return frozenset(ends)
-
-
-def duplicate_string_ends_of(top: UniqFrame) -> frozenset[bytes] | None:
+def _string_ends(top: UniqFrame) -> frozenset[bytes] | None:
     """For one frame reading a plain string item: the texts that, followed by the closing quote,
     finish a duplicate of a seen item (None: not a string, or inside an escape)."""
     text = top.text

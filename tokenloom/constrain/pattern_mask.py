@@ -90,16 +90,13 @@ class _TrieViews:
             leaf[mine] = self.base[j] + np.searchsorted(self.level_rows[j], mine, side="right") - 1
         self.leaf = leaf
         self.n_nodes = int(self.base[-1])
-        self.ids = trie.ids
-        self.invalid = trie.invalid
         self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
         self.nchars_id[trie.ids] = trie.nchars
         # rows with a quote or backslash: (row, text before it, its byte, what follows)
         self.stops: list[tuple[int, str, int, bytes]] = []
         tails: dict[bytes, int] = {}
         self.quote_tail: dict[int, int] = {}  # row -> id of its text after the quote in `quote_tails`
-        hits = np.nonzero((trie.flat == 0x22) | (trie.flat == 0x5C))[0]
-        for row in np.unique(np.searchsorted(trie.offsets, hits, side="right") - 1).tolist():
+        for row in trie.rows_holding(b'"\\').tolist():
             key = trie.keys[row]
             cut = min(i for i in (key.find(b'"'), key.find(b"\\")) if i >= 0)
             if trie.invalid[row]:
@@ -297,7 +294,7 @@ class PatternTable:
             state[bl.base[j] + nodes] = nxt
             live = nodes[nxt >= 2]
         inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)
-        inside[bl.ids[(state[bl.leaf] >= 2) & ~bl.invalid]] = True
+        inside[self.trie.ids[(state[bl.leaf] >= 2) & ~self.trie.invalid]] = True
         return Verdict(inside, bl, self.states[start - 2])
 
 

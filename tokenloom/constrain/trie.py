@@ -153,6 +153,10 @@ class ByteTrie:
             self._row_of = np.repeat(np.arange(len(self.keys), dtype=np.int32), self.lengths)
         return self._row_of
 
+    def rows_holding(self, values: bytes) -> npt.NDArray[np.intp]:
+        """The rows (sorted positions) whose key holds one of the bytes `values`, in order."""
+        return np.unique(self.row_of_byte()[np.isin(self.flat, np.frombuffer(values, dtype=np.uint8))])
+
     def chars_between(
         self, rows: npt.NDArray[np.integer[Any]], lo: int, his: npt.NDArray[np.int16]
     ) -> IntArray:

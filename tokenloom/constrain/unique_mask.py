@@ -20,8 +20,7 @@ import numpy as np
 from tokenloom.constrain.json_unique import (
     CLOSE_BYTES,
     completing_bytes,
-    duplicate_string_ends,
-    nested_completions,
+    completion_rules,
     twin_forgets_repeatable,
 )
 from tokenloom.constrain.mask import MaskParts, feed_bytes, to_mask
@@ -52,8 +51,7 @@ def later_item_tokens(trie: ByteTrie) -> tuple[IntArray, list[bytes]]:
     """The ids and bytes of the tokens that may finish one item and a whole later one (cached)."""
     hit = _LATER.get(id(trie))
     if hit is None or hit[0] is not trie:
-        commas = np.add.reduceat(trie.flat == ord(","), trie.offsets) > 0  # offsets: each key's start
-        rows = [row for row in np.flatnonzero(commas).tolist() if holds_later_item(trie.keys[row])]
+        rows = [row for row in trie.rows_holding(b",").tolist() if holds_later_item(trie.keys[row])]
         hit = _LATER[id(trie)] = (trie, trie.ids[rows].astype(np.int32), [trie.keys[row] for row in rows])
     return hit[1], hit[2]
 
@@ -66,8 +64,7 @@ def closing_tokens(
     key = (id(trie), closers, after_quote)
     hit = _CLOSING.get(key)
     if hit is None or hit[0] is not trie:
-        hits = np.isin(trie.flat, np.frombuffer(closers, dtype=np.uint8))
-        rows = np.flatnonzero(np.add.reduceat(hits, trie.offsets) > 0).tolist()
+        rows = trie.rows_holding(closers).tolist()
         if after_quote:
             rows = [row for row in rows if _closer_after_quote(trie.keys[row], closers)]
         hit = (trie, trie.ids[rows].astype(np.int32), [trie.keys[row] for row in rows])
@@ -90,14 +87,10 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
             closing_tokens(trie, *completing_bytes(st)) if not pending else closing_tokens(trie)
         )
         keep = allowed[closing]
-        ends = duplicate_string_ends(st) if not pending else None
-        nested = nested_completions(st) if not pending and ends is None else None
-        if ends is not None:  # string items: only a token whose first quote ends a seen string
+        rules = completion_rules(st) if not pending else None
+        if rules:  # only a token that may complete one of the items by its rule (see _may_complete)
             for at in np.flatnonzero(keep).tolist():
-                keep[at] = _may_end_as(closing_pieces[at], ends)
-        elif nested:  # other items, nested ones too: a token that may complete one of them by its rule
-            for at in np.flatnonzero(keep).tolist():
-                keep[at] = any(_may_complete(closing_pieces[at], rule) for rule in nested)
+                keep[at] = any(_may_complete(closing_pieces[at], rule) for rule in rules)
         later, later_pieces = later_item_tokens(trie)
         ids = np.concatenate((closing[keep], later))
         pieces = [piece for piece, k in zip(closing_pieces, keep.tolist(), strict=True) if k] + later_pieces
