@@ -212,9 +212,12 @@ class UniqFrame:
         forget = not self._may_repeat() or self._closes_later()
         if self.slot is Slot.ITEM and text is not None and text != FRESH and forget:
             text = FRESH
-        if sub is self.sub and text == self.text:
+        seen = self.seen
+        if self.slot is Slot.ITEM and text == FRESH:
+            seen = _counted(self.schema, len(seen))
+        if sub is self.sub and text == self.text and seen == self.seen:
             return self
-        return UniqFrame(self.schema, self.slot, self.depth, self.seen, sub, text, self.ws)
+        return UniqFrame(self.schema, self.slot, self.depth, seen, sub, text, self.ws)
 
     def _closes_later(self) -> bool:
         """An unfinished string, object or array item: it can only become a duplicate at its closing
@@ -248,8 +251,7 @@ class UniqFrame:
             return False
         if not self.seen or text is None:
             return bool(self.seen)
-        unique = _names_unique(self._item())
-        return any(may_become(text, value, unique) for value in _seen_values(self.seen))
+        return _may_become_seen(text, self.seen, _names_unique(self._item()))
 
     @staticmethod
     def _delegated_run(sub: ParserState) -> FreeRun | None:
@@ -283,6 +285,26 @@ def _names_unique(item: Schema | None) -> bool:
         and ("object" not in alt.types or (alt.additional is None and not alt.pattern_props))
         for alt in alternatives
     )
+
+
+@lru_cache(maxsize=1 << 12)
+def _counted(schema: Schema, n: int) -> frozenset[str]:
+    """What a twin keeps of `n` seen items while its own item is forgotten (FRESH): only how many, as
+    placeholders, since nothing it judges compares with their values (a later item finished within
+    the same token is re-judged from the exact state). Without maxItems, counts past the prefix items
+    and minItems all behave alike, so items at different positions of one array share their states
+    and masks."""
+    if schema.max_items is None:
+        n = min(n, max(len(schema.prefix), schema.min_items))
+    return frozenset(f"\0unknown {i}" for i in range(n))
+
+
+@lru_cache(maxsize=1 << 14)
+def _may_become_seen(text: str, seen: frozenset[str], unique_names: bool) -> bool:
+    """Whether the item `text` may still turn out equal to a seen item. Memoised: every frame of one
+    item position asks it again (its twin, free run, delegation, the exact re-judging), and each
+    answer parses the text against every seen item."""
+    return any(may_become(text, value, unique_names) for value in _seen_values(seen))
 
 
 @lru_cache(maxsize=1 << 12)
@@ -381,18 +403,70 @@ def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
     return b"".join(sorted(need)), in_string
 
 
-def completion_rules(st: ParserState) -> list[bytes | frozenset[bytes]] | None:
+@dataclass(frozen=True, slots=True)
+class Nesting:
+    """Where an unfinished object or array item's text stands: open brackets and braces outside
+    strings, and whether it ends inside a string (after a backslash). The item completes only where a
+    token brings `depth` back to 0, which `closes_item` finds by scanning the token's bytes."""
+
+    depth: int
+    in_string: bool
+    escaped: bool
+
+    @staticmethod
+    def of(text: str) -> Nesting:
+        depth, in_string, escaped = 0, False, False
+        for c in text:
+            if escaped:
+                escaped = False
+            elif in_string:
+                if c == "\\":
+                    escaped = True
+                elif c == '"':
+                    in_string = False
+            elif c == '"':
+                in_string = True
+            elif c in "{[":
+                depth += 1
+            elif c in "}]":
+                depth -= 1
+        return Nesting(depth, in_string, escaped)
+
+    def closes_item(self, piece: bytes) -> bool:
+        """Whether `piece`, read on from here, closes the item's outermost bracket or brace."""
+        depth, in_string, escaped = self.depth, self.in_string, self.escaped
+        for b in piece:
+            if escaped:
+                escaped = False
+            elif in_string:
+                if b == 0x5C:  # backslash
+                    escaped = True
+                elif b == 0x22:  # quote
+                    in_string = False
+            elif b == 0x22:
+                in_string = True
+            elif b in (0x7B, 0x5B):  # { [
+                depth += 1
+            elif b in (0x7D, 0x5D):  # } ]
+                depth -= 1
+                if depth <= 0:
+                    return True
+        return False
+
+
+def completion_rules(st: ParserState) -> list[Nesting | frozenset[bytes]] | None:
     """For each item, at any depth, that `twin_state(st)` forgot while it may repeat a seen one, how a
-    token may complete it as a duplicate: the closing byte of an object or array item (`}` or `]`), or,
-    for a plain string item being read, the texts that end a seen string before its closing quote.
-    None when some item is neither (a number, a string inside an escape)."""
-    out: list[bytes | frozenset[bytes]] = []
+    token may complete it as a duplicate: by closing an object or array item's outermost brace or
+    bracket (its `Nesting`), or, for a plain string item being read, by ending with one of the texts
+    that end a seen string before its closing quote. None when some item is neither (a number, a
+    string inside an escape)."""
+    out: list[Nesting | frozenset[bytes]] = []
     for top in _all_forgotten(st):
         closer = _CLOSER.get((top.text or "")[:1])
         if closer is None:
             return None
         if closer != b'"':
-            out.append(closer)
+            out.append(Nesting.of(top.text or ""))
             continue
         ends = _string_ends(top)
         if ends is None:

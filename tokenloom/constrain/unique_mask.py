@@ -19,6 +19,7 @@ import numpy as np
 
 from tokenloom.constrain.json_unique import (
     CLOSE_BYTES,
+    Nesting,
     completing_bytes,
     completion_rules,
     twin_forgets_repeatable,
@@ -93,21 +94,24 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
                 keep[at] = any(_may_complete(closing_pieces[at], rule) for rule in rules)
         later, later_pieces = later_item_tokens(trie)
         ids = np.concatenate((closing[keep], later))
-        pieces = [piece for piece, k in zip(closing_pieces, keep.tolist(), strict=True) if k] + later_pieces
+        pieces = [closing_pieces[at] for at in np.flatnonzero(keep).tolist()] + later_pieces
     else:
         ids, pieces = later_item_tokens(trie)
     if not len(ids):
         return twin_parts
     good = np.array([feed_bytes(st, pending, piece)[0] is not None for piece in pieces], dtype=np.bool_)
     base, packed, added, minus = twin_parts
-    keep = ~np.isin(added, ids[~good])
-    return base, packed, np.concatenate((added[keep], ids[good])), np.concatenate((minus, ids[~good]))
+    bad = ids[~good]
+    if len(bad):
+        added = added[~np.isin(added, bad)]
+        minus = np.concatenate((minus, bad))
+    return base, packed, np.concatenate((added, ids[good])), minus
 
 
-def _may_complete(piece: bytes, rule: bytes | frozenset[bytes]) -> bool:
-    """Whether `piece` may complete a forgotten item as a duplicate: it holds the item's closing byte,
-    or (a string item) its first quote may end a seen string."""
-    return rule in piece if isinstance(rule, bytes) else _may_end_as(piece, rule)
+def _may_complete(piece: bytes, rule: Nesting | frozenset[bytes]) -> bool:
+    """Whether `piece` may complete a forgotten item as a duplicate: it closes the object or array
+    item's outermost brace or bracket, or (a string item) its first quote may end a seen string."""
+    return rule.closes_item(piece) if isinstance(rule, Nesting) else _may_end_as(piece, rule)
 
 
 def _may_end_as(piece: bytes, ends: frozenset[bytes]) -> bool:

@@ -12,7 +12,7 @@ import pytest
 from tests.unit.constrain.conftest import Greedy, force
 from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
 from tokenloom.constrain import compile
-from tokenloom.constrain.json_unique import twin_forgets_repeatable, twin_state
+from tokenloom.constrain.json_unique import Nesting, twin_forgets_repeatable, twin_state
 from tokenloom.constrain.trie import trie_for
 from tokenloom.constrain.unique_mask import holds_later_item, later_item_tokens
 from tokenloom.engine.vocab import Tokenizer, Vocab
@@ -86,6 +86,12 @@ CHECKED: list[tuple[dict[str, Any], str]] = [
     # the outer duplicate ["ab","a"], 'b"' the inner one "ab")
     (NESTED, '[["ab","a"],["ab","a'),
     (HOLDER, '[{"v":["ab","a"]},{"v":["ab","a'),
+    # the twin keeps only how many items were seen: maxItems and minItems still count them
+    ({**STRINGS, "maxItems": 3}, '["a","b","cx'),  # '",' would start a fourth item
+    ({**STRINGS, "minItems": 2}, '["a","bx'),  # '"]' closes the array at exactly two items
+    # an object item completes only where a token closes its outermost brace: '"}' here, not the '}'
+    # of '{}"' that stays inside the string
+    (HOLDER, '[{"v":["ab"],"w":"x"},{"v":["ab"],"w":"x'),
 ]
 
 
@@ -117,6 +123,29 @@ def test_states_inside_a_new_item_repeat(vocab: Vocab, greedy: Greedy) -> None:
     c = compile({"json_schema": CLOSED}, vocab)
     assert greedy.tokens(c, '[{"path":"abc"},{"path":"abx') is not None
     assert not twin_forgets_repeatable(c._state)  # type: ignore[arg-type]  # no name comes twice here
+
+
+def test_twins_of_later_items_repeat(vocab: Vocab, greedy: Greedy) -> None:
+    """Without maxItems the twin keeps no seen values, only a count capped where minItems and
+    prefixItems stop mattering: a new item at the third and at the fourth position is one state (one
+    memoised mask); with maxItems the count still tells them apart."""
+    for schema, same in ((STRINGS, True), ({**STRINGS, "maxItems": 9}, False)):
+        twins = []
+        for prefix in ('["ab","cd","x', '["ab","cd","ef","x'):
+            c = compile({"json_schema": schema}, vocab)
+            assert greedy.tokens(c, prefix) is not None
+            twins.append(twin_state(c._state))  # type: ignore[arg-type]
+        assert (twins[0] is twins[1]) is same
+
+
+def test_nesting_finds_where_an_item_closes() -> None:
+    at = Nesting.of('{"v":["a}b", "c')  # inside a string, two levels deep
+    assert not at.closes_item(b'"]')
+    assert not at.closes_item(b'}"]')  # the brace is inside the string
+    assert at.closes_item(b'"]}')
+    assert at.closes_item(b'"], "w": 1},')
+    assert not Nesting.of('{"v":"a\\').closes_item(b'"}')  # an escaped quote: still inside
+    assert Nesting.of('{"v":"a\\').closes_item(b'x"}')
 
 
 def test_duplicates_still_never_complete(vocab: Vocab, tokenizer: Tokenizer) -> None:
