@@ -25,7 +25,7 @@ MaskParts = tuple[BoolArray | None, "np.ndarray | None", IntArray, IntArray]
 Rows = npt.NDArray[np.integer[Any]]  # positions in the trie's sorted order
 _BIG = 20_000  # more ids than this are folded into a packed base mask
 _NON_ASCII = CharSet([(0x80, 0x10FFFF)])
-_SMALL = 24  # subtrees up to this many tokens are checked without numpy
+_SMALL = 64  # subtrees up to this many tokens are checked without numpy
 # Tokens fed one by one (and nodes visited) in a pattern string before the walk hands over to the
 # pattern's DFA run over the whole vocabulary (pattern_mask.py): cheap patterns keep their fast paths.
 WALK_BUDGET = 2_000
