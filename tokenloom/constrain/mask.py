@@ -117,6 +117,8 @@ class _Walk:
             return
         first = st.allowed_chars().first_bytes()
         dele = st.delegate()
+        if dele is not None and node.depth == 0 and self._delegated_root(node, st, dele):
+            return
         if dele is not None:
             table, table_bytes = _byte_table(dele[0])
             run = dele[1].free_run()
@@ -129,6 +131,93 @@ class _Walk:
                 self._follow_forced(node, forced)
                 return
         self.walk_children(node, st, first)
+
+    def _delegated_root(self, root: Node, st: ParserState, dele: tuple[CharSet, ParserState]) -> bool:
+        """The root of a state that hands most chars to one free state F (a property name that may be
+        any name, with known names to follow): every token is judged as from F, in bulk, except where
+        a token stays on a known name's path up to a byte F's run does not take (a quote, a
+        backslash); only those subtrees are walked, with their true states. The plain delegated walk
+        runs F's bulk check again at every node of every known name. False: not applicable here."""
+        target = dele[1]
+        run = target.free_run()
+        if run is None or run[0].remaining is not None or run[0].stateful:
+            return False
+        klass = run[0].klass
+        aside: list[Node] = []  # subtrees F would misjudge: left out of the bulk check
+        walks: list[tuple[Node, ParserState, bytes]] = []  # ... and walked with their true states
+        reach = target.allowed_chars().first_bytes()
+        if not self._known_paths(root, st, target, klass, reach, aside, walks):
+            return False
+        trie = self.trie
+        idx = trie.free_index(klass)
+        self.base = idx.pure_id
+        for sub in aside:
+            self.minus.append(trie.ids[sub.lo : sub.hi])
+        spans = sorted((sub.lo, sub.hi) for sub in aside)
+        if idx.tails is not None:
+            self._by_tails(idx, idx.tails, _outside(idx.tail_rows, spans), 0, target, None)
+        if len(idx.other_rows):
+            bounds = idx.other_bounds
+            groups = [
+                idx.other_rows[bounds[b] : bounds[b + 1]]
+                for b in np.nonzero(self._exit_table(target, None))[0].tolist()
+                if bounds[b + 1] > bounds[b]
+            ]
+            if groups:
+                rows = _outside(np.concatenate(groups), spans)
+                if len(rows):
+                    self._check_rows(idx, rows, 0, target, None)
+        for sub, state, pending in walks:
+            self.walk(sub, state, pending)
+        return True
+
+    def _known_paths(
+        self,
+        node: Node,
+        st: ParserState,
+        target: ParserState,
+        klass: CharSet,
+        reach: frozenset[int],
+        aside: list[Node],
+        walks: list[tuple[Node, ParserState, bytes]],
+    ) -> bool:
+        """Follow the children of `node` that `st` does not hand to `target`: a char of `klass` that
+        leads to a state delegating to the same target is followed further; any other child that
+        `st` or `target` (first bytes `reach`) takes is set aside and walked with its true state (the
+        bytes neither takes are refused either way). False when `st` does not delegate to `target`."""
+        dele = st.delegate()
+        if dele is None or dele[1] is not target or st.free_run() is not None:
+            return False
+        self.spend(1)
+        _, handed = _byte_table(dele[0])  # leave the known names: judged as from `target`, rightly
+        first = st.allowed_chars().first_bytes()
+        children = node.children(self.trie)
+        for b in (first | reach) - handed:
+            child = children.get(b)
+            if child is None:
+                continue
+            aside.append(child)
+            if b not in first:
+                continue  # refused here (whatever `target` would say)
+            if b >= 0x80:
+                walks.append((child, st, bytes((b,))))
+                continue
+            nxt = st.add_char(chr(b))
+            if nxt is None:
+                continue
+            if klass.contains_cp(b):
+                if int(self.trie.free_index(klass).last_bad[child.lo : child.hi].max()) <= child.depth:
+                    aside.pop()  # no token below leaves the run: the bulk check judges them all rightly
+                    continue
+                mine: list[Node] = []
+                mine_walks: list[tuple[Node, ParserState, bytes]] = []
+                if self._known_paths(child, nxt, target, klass, reach, mine, mine_walks):
+                    aside.pop()  # on a known path: only what it sets aside leaves the bulk check
+                    aside.extend(mine)
+                    walks.extend(mine_walks)
+                    continue
+            walks.append((child, nxt, b""))
+        return True
 
     def _follow_forced(self, node: Node, forced: tuple[bytes, list[ParserState]]) -> None:
         """Down the one path the state allows (a property name in schema order, a literal): the tokens
@@ -401,6 +490,17 @@ def _forced_text(st: ParserState, most: int) -> tuple[bytes, list[ParserState]] 
     found = ("".join(chars).encode("ascii"), states) if chars else None
     memo["forced"] = found
     return found
+
+
+def _outside(rows: Rows, spans: list[tuple[int, int]]) -> Rows:
+    """The rows in none of the sorted, disjoint [lo, hi) spans."""
+    if not spans or not len(rows):
+        return rows
+    los = np.array([lo for lo, _ in spans])
+    his = np.array([hi for _, hi in spans])
+    at = np.searchsorted(los, rows, side="right") - 1
+    inside = (at >= 0) & (rows < his[np.maximum(at, 0)])
+    return rows[~inside]
 
 
 def _excluded(node: Node, trie: ByteTrie, only: BoolArray) -> list[Node]:

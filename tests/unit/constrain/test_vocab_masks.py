@@ -237,6 +237,12 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
     (_KNOWN_AND_MORE, '{"'),
     (_KNOWN_AND_MORE, '{"co'),
     (_KNOWN_AND_MORE, '{"content": 1, "configurations": {}, "com'),
+    # the bulk check judges tokens as an additional name; '_"' stays on the path of "a_", a name
+    # already given, and must be refused although an additional name could end there
+    (
+        {"type": "object", "properties": {"a_": {"type": "integer"}}, "additionalProperties": True},
+        '{"a_": 1, "a',
+    ),
 ]
 
 
