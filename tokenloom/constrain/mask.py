@@ -125,11 +125,8 @@ class _Walk:
             assert run is not None  # internal: delegate() only returns free targets
             self._free(node, dele[1], run[0].klass, None, table)
             first = first - table_bytes
-        elif len(first) == 1:
-            forced = _forced_text(st, self.trie.max_len)
-            if forced is not None:
-                self._follow_forced(node, forced)
-                return
+        elif len(first) == 1 and self._follow_forced(node, st):
+            return
         self.walk_children(node, st, first)
 
     def _delegated_root(self, root: Node, st: ParserState, dele: tuple[CharSet, ParserState]) -> bool:
@@ -219,24 +216,34 @@ class _Walk:
             walks.append((child, nxt, b""))
         return True
 
-    def _follow_forced(self, node: Node, forced: tuple[bytes, list[ParserState]]) -> None:
-        """Down the one path the state allows (a property name in schema order, a literal): the tokens
-        ending on the way are all in, one dict lookup per byte instead of a full walk step."""
-        text, states = forced
-        ids = self.trie.ids
-        for byte in text[:-1]:
+    def _follow_forced(self, node: Node, st: ParserState) -> bool:
+        """Down the one path the state allows (a property name in schema order, a literal), only as
+        far as tokens go: the tokens ending on the way are all in, one dict lookup and one memoised
+        step per byte instead of a full walk step; where the path stops being forced, the walk goes
+        on. False when `st` does not force an ASCII char."""
+        byte = _forced_byte(st)
+        nxt = st.add_char(chr(byte)) if byte is not None else None
+        if byte is None or nxt is None:
+            return False
+        ids, most = self.trie.ids, self.trie.max_len
+        steps = 0
+        while True:
+            steps += 1
             child = node.children(self.trie).get(byte)
             if child is None:
-                return
+                break
+            after = _forced_byte(nxt)
+            then = nxt.add_char(chr(after)) if after is not None else None
+            if after is None or then is None or steps >= most:
+                self.walk(child, nxt, b"")
+                break
             if child.end > child.lo:
                 self.parts.append(ids[child.lo : child.end])
             if child.hi == child.end:
-                return  # no token goes further
-            node = child
-        self.spend(len(text))
-        child = node.children(self.trie).get(text[-1])
-        if child is not None:
-            self.walk(child, states[-1], b"")
+                break  # no token goes further
+            node, byte, nxt = child, after, then
+        self.spend(steps)
+        return True
 
     def walk_children(self, node: Node, st: ParserState, first: frozenset[int]) -> None:
         """Follow the children of `node` whose byte is in `first`, one by one."""
@@ -466,30 +473,12 @@ class _Walk:
         return rows[~later]
 
 
-def _forced_text(st: ParserState, most: int) -> tuple[bytes, list[ParserState]] | None:
-    """The ASCII text `st` forces next, one allowed char after another (up to `most` chars), with the
-    states after each char; None when the next char is not forced. Memoised on the state."""
-    memo = st.memo
-    if memo is None:
-        memo = st.memo = {}
-    if "forced" in memo:
-        return memo["forced"]  # type: ignore[return-value]
-    chars: list[str] = []
-    states: list[ParserState] = []
-    cur = st
-    while len(chars) < most:
-        ranges = cur.allowed_chars().ranges
-        if len(ranges) != 1 or ranges[0][0] != ranges[0][1] or ranges[0][0] >= 0x80:
-            break
-        nxt = cur.add_char(chr(ranges[0][0]))
-        if nxt is None:
-            break
-        chars.append(chr(ranges[0][0]))
-        states.append(nxt)
-        cur = nxt
-    found = ("".join(chars).encode("ascii"), states) if chars else None
-    memo["forced"] = found
-    return found
+def _forced_byte(st: ParserState) -> int | None:
+    """The one ASCII char `st` allows next, if it allows just one."""
+    ranges = st.allowed_chars().ranges
+    if len(ranges) != 1 or ranges[0][0] != ranges[0][1] or ranges[0][0] >= 0x80:
+        return None
+    return ranges[0][0]
 
 
 def _outside(rows: Rows, spans: list[tuple[int, int]]) -> Rows:
