@@ -35,6 +35,7 @@ from tokenloom.constrain.json_partial import may_become
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
+from tokenloom.json_brackets import BracketState, scan_brackets
 
 _CLOSE = CharSet.of("]")
 _COMMA = CharSet.of(",")
@@ -403,70 +404,19 @@ def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
     return b"".join(sorted(need)), in_string
 
 
-@dataclass(frozen=True, slots=True)
-class Nesting:
-    """Where an unfinished object or array item's text stands: open brackets and braces outside
-    strings, and whether it ends inside a string (after a backslash). The item completes only where a
-    token brings `depth` back to 0, which `closes_item` finds by scanning the token's bytes."""
-
-    depth: int
-    in_string: bool
-    escaped: bool
-
-    @staticmethod
-    def of(text: str) -> Nesting:
-        depth, in_string, escaped = 0, False, False
-        for c in text:
-            if escaped:
-                escaped = False
-            elif in_string:
-                if c == "\\":
-                    escaped = True
-                elif c == '"':
-                    in_string = False
-            elif c == '"':
-                in_string = True
-            elif c in "{[":
-                depth += 1
-            elif c in "}]":
-                depth -= 1
-        return Nesting(depth, in_string, escaped)
-
-    def closes_item(self, piece: bytes) -> bool:
-        """Whether `piece`, read on from here, closes the item's outermost bracket or brace."""
-        depth, in_string, escaped = self.depth, self.in_string, self.escaped
-        for b in piece:
-            if escaped:
-                escaped = False
-            elif in_string:
-                if b == 0x5C:  # backslash
-                    escaped = True
-                elif b == 0x22:  # quote
-                    in_string = False
-            elif b == 0x22:
-                in_string = True
-            elif b in (0x7B, 0x5B):  # { [
-                depth += 1
-            elif b in (0x7D, 0x5D):  # } ]
-                depth -= 1
-                if depth <= 0:
-                    return True
-        return False
-
-
-def completion_rules(st: ParserState) -> list[Nesting | frozenset[bytes]] | None:
+def completion_rules(st: ParserState) -> list[BracketState | frozenset[bytes]] | None:
     """For each item, at any depth, that `twin_state(st)` forgot while it may repeat a seen one, how a
     token may complete it as a duplicate: by closing an object or array item's outermost brace or
-    bracket (its `Nesting`), or, for a plain string item being read, by ending with one of the texts
-    that end a seen string before its closing quote. None when some item is neither (a number, a
-    string inside an escape)."""
-    out: list[Nesting | frozenset[bytes]] = []
+    bracket (where its text leaves the brackets: depth, inside a string, after a backslash), or, for a
+    plain string item being read, by ending with one of the texts that end a seen string before its
+    closing quote. None when some item is neither (a number, a string inside an escape)."""
+    out: list[BracketState | frozenset[bytes]] = []
     for top in _all_forgotten(st):
         closer = _CLOSER.get((top.text or "")[:1])
         if closer is None:
             return None
         if closer != b'"':
-            out.append(Nesting.of(top.text or ""))
+            out.append(scan_brackets(top.text or "", 0, (0, False, False))[0])  # unfinished: never at 0
             continue
         ends = _string_ends(top)
         if ends is None:

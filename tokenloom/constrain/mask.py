@@ -150,20 +150,7 @@ class _Walk:
         self.base = idx.pure_id
         for sub in aside:
             self.minus.append(trie.ids[sub.lo : sub.hi])
-        spans = sorted((sub.lo, sub.hi) for sub in aside)
-        if idx.tails is not None:
-            self._by_tails(idx, idx.tails, _outside(idx.tail_rows, spans), 0, target, None)
-        if len(idx.other_rows):
-            bounds = idx.other_bounds
-            groups = [
-                idx.other_rows[bounds[b] : bounds[b + 1]]
-                for b in np.nonzero(self._exit_table(target, None))[0].tolist()
-                if bounds[b + 1] > bounds[b]
-            ]
-            if groups:
-                rows = _outside(np.concatenate(groups), spans)
-                if len(rows):
-                    self._check_rows(idx, rows, 0, target, None)
+        self._root_rows(idx, target, None, sorted((sub.lo, sub.hi) for sub in aside))
         for sub, state, pending in walks:
             self.walk(sub, state, pending)
         return True
@@ -339,10 +326,17 @@ class _Walk:
             table[list(st.skip_chars(min(remaining, self.trie.max_len)).first_bytes())] = True
         return table
 
-    def _root_rows(self, idx: FreeIndex, st: ParserState, remaining: int | None) -> None:
-        """The mixed tokens of a free run at the root: by tails, then the leaving-byte groups."""
+    def _root_rows(
+        self,
+        idx: FreeIndex,
+        st: ParserState,
+        remaining: int | None,
+        spans: list[tuple[int, int]] | None = None,
+    ) -> None:
+        """The mixed tokens of a free run at the root: by tails, then the leaving-byte groups; the rows
+        in the sorted [lo, hi) `spans` left out (the caller judges them)."""
         if idx.tails is not None:
-            self._by_tails(idx, idx.tails, idx.tail_rows, 0, st, remaining)
+            self._by_tails(idx, idx.tails, _outside(idx.tail_rows, spans), 0, st, remaining)
         if not len(idx.other_rows):
             return  # a wide class: every mixed token had a tail
         bounds = idx.other_bounds
@@ -351,8 +345,9 @@ class _Walk:
             for b in np.nonzero(self._exit_table(st, remaining))[0].tolist()
             if bounds[b + 1] > bounds[b]
         ]
-        if groups:
-            self._check_rows(idx, np.concatenate(groups), 0, st, remaining)
+        rows = _outside(np.concatenate(groups), spans) if groups else None
+        if rows is not None and len(rows):
+            self._check_rows(idx, rows, 0, st, remaining)
 
     def _check_rows(self, idx: FreeIndex, rows: Rows, d: int, st: ParserState, remaining: int | None) -> None:
         """Feed each row's bytes from `d` on (its tail alone when unlimited: memoised by tail)."""
@@ -481,7 +476,7 @@ def _forced_byte(st: ParserState) -> int | None:
     return ranges[0][0]
 
 
-def _outside(rows: Rows, spans: list[tuple[int, int]]) -> Rows:
+def _outside(rows: Rows, spans: list[tuple[int, int]] | None) -> Rows:
     """The rows in none of the sorted, disjoint [lo, hi) spans."""
     if not spans or not len(rows):
         return rows

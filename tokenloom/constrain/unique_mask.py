@@ -19,7 +19,6 @@ import numpy as np
 
 from tokenloom.constrain.json_unique import (
     CLOSE_BYTES,
-    Nesting,
     completing_bytes,
     completion_rules,
     twin_forgets_repeatable,
@@ -27,6 +26,7 @@ from tokenloom.constrain.json_unique import (
 from tokenloom.constrain.mask import MaskParts, feed_bytes, to_mask
 from tokenloom.constrain.parser import ParserState
 from tokenloom.constrain.trie import ByteTrie, IntArray
+from tokenloom.json_brackets import BracketState, scan_brackets
 
 _DECODER = json.JSONDecoder()
 _LATER: dict[int, tuple[ByteTrie, IntArray, list[bytes]]] = {}  # id(trie) -> its later-item tokens
@@ -108,10 +108,13 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
     return base, packed, np.concatenate((added, ids[good])), minus
 
 
-def _may_complete(piece: bytes, rule: Nesting | frozenset[bytes]) -> bool:
-    """Whether `piece` may complete a forgotten item as a duplicate: it closes the object or array
-    item's outermost brace or bracket, or (a string item) its first quote may end a seen string."""
-    return rule.closes_item(piece) if isinstance(rule, Nesting) else _may_end_as(piece, rule)
+def _may_complete(piece: bytes, rule: BracketState | frozenset[bytes]) -> bool:
+    """Whether `piece` may complete a forgotten item as a duplicate: read on from the item's bracket
+    state, it closes the object or array item's outermost brace or bracket (a cut character decodes
+    to U+FFFD, never a bracket or quote); or (a string item) its first quote may end a seen string."""
+    if isinstance(rule, tuple):
+        return scan_brackets(piece.decode("utf-8", "replace"), 0, rule)[1] >= 0
+    return _may_end_as(piece, rule)
 
 
 def _may_end_as(piece: bytes, ends: frozenset[bytes]) -> bool:

@@ -12,10 +12,11 @@ import pytest
 from tests.unit.constrain.conftest import Greedy, force
 from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
 from tokenloom.constrain import compile
-from tokenloom.constrain.json_unique import Nesting, twin_forgets_repeatable, twin_state
+from tokenloom.constrain.json_unique import twin_forgets_repeatable, twin_state
 from tokenloom.constrain.trie import trie_for
-from tokenloom.constrain.unique_mask import holds_later_item, later_item_tokens
+from tokenloom.constrain.unique_mask import _may_complete, holds_later_item, later_item_tokens
 from tokenloom.engine.vocab import Tokenizer, Vocab
+from tokenloom.json_brackets import scan_brackets
 
 _PATH = {"type": "string", "pattern": "^/?([^/]+/)*[^/]+/?$"}
 OBJECTS = {
@@ -138,14 +139,20 @@ def test_twins_of_later_items_repeat(vocab: Vocab, greedy: Greedy) -> None:
         assert (twins[0] is twins[1]) is same
 
 
-def test_nesting_finds_where_an_item_closes() -> None:
-    at = Nesting.of('{"v":["a}b", "c')  # inside a string, two levels deep
-    assert not at.closes_item(b'"]')
-    assert not at.closes_item(b'}"]')  # the brace is inside the string
-    assert at.closes_item(b'"]}')
-    assert at.closes_item(b'"], "w": 1},')
-    assert not Nesting.of('{"v":"a\\').closes_item(b'"}')  # an escaped quote: still inside
-    assert Nesting.of('{"v":"a\\').closes_item(b'x"}')
+def test_object_items_complete_where_their_brackets_close() -> None:
+    """The rule for a forgotten object item: a token may complete it only where, read on from the
+    item's text, it closes the item's outermost brace (a brace inside a string does not count)."""
+    text = '{"v":["a}b", "c'  # inside a string, two levels deep
+    rule = scan_brackets(text, 0, (0, False, False))[0]
+    assert rule == (2, True, False)
+    assert not _may_complete(b'"]', rule)
+    assert not _may_complete(b'}"]', rule)  # the brace is inside the string
+    assert _may_complete(b'"]}', rule)
+    assert _may_complete(b'"], "w": 1},', rule)
+    escaped = scan_brackets('{"v":"a\\', 0, (0, False, False))[0]  # ends after a backslash
+    assert not _may_complete(b'"}', escaped)  # an escaped quote: still inside
+    assert _may_complete(b'x"}', escaped)
+    assert _may_complete(b'\xa9"]}', rule)  # a cut character (a lone continuation byte) is no bracket
 
 
 def test_duplicates_still_never_complete(vocab: Vocab, tokenizer: Tokenizer) -> None:

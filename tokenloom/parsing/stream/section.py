@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tokenloom.json_brackets import scan_brackets
 from tokenloom.parsing.arguments import (
     ArgumentsError,
     pythonic_arguments,
@@ -62,33 +63,6 @@ class RawCall:
     call_id: str | None
     arguments: dict[str, Any]
     index: int | None = None  # the index the model wrote (Kimi's functions.NAME:INDEX)
-
-
-BracketState = tuple[int, bool, bool]  # JSON bracket depth, inside a string, after a backslash
-
-
-def scan_brackets(text: str, start: int, state: BracketState) -> tuple[BracketState, int]:
-    """Scan `text` from `start`: the state after the first return to depth 0 and the index after it,
-    or the state at the end and -1. Strings are skipped; depth never goes below 0."""
-    depth, in_string, escaped = state
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth = max(depth - 1, 0)
-            if depth == 0:
-                return (depth, in_string, escaped), i + 1
-    return (depth, in_string, escaped), -1
 
 
 def json_end(text: str, pos: int) -> int:
