@@ -134,7 +134,9 @@ class _Walk:
         any name, with known names to follow): every token is judged as from F, in bulk, except where
         a token stays on a known name's path up to a byte F's run does not take (a quote, a
         backslash); only those subtrees are walked, with their true states. The plain delegated walk
-        runs F's bulk check again at every node of every known name. False: not applicable here."""
+        runs F's bulk check again at every node of every known name. (A known path whose tokens all
+        stay in the run is still followed: a state on it may refuse a char of the run that F takes.)
+        False: not applicable here."""
         target = dele[1]
         run = target.free_run()
         if run is None or run[0].remaining is not None or run[0].stateful:
@@ -190,9 +192,6 @@ class _Walk:
             if nxt is None:
                 continue
             if klass.contains_cp(b):
-                if int(self.trie.free_index(klass).last_bad[child.lo : child.hi].max()) <= child.depth:
-                    aside.pop()  # no token below leaves the run: the bulk check judges them all rightly
-                    continue
                 mine: list[Node] = []
                 mine_walks: list[tuple[Node, ParserState, bytes]] = []
                 if self._known_paths(child, nxt, target, klass, reach, mine, mine_walks):
