@@ -398,7 +398,8 @@ def completing_bytes(st: ParserState) -> tuple[bytes, bool]:
         if closer is None:
             return CLOSE_BYTES, False
         need.add(closer)
-        in_string = in_string and closer != b'"' and _inside_string(text)
+        # an unfinished object or array item's text never returns to depth 0: its state is at the end
+        in_string = in_string and closer != b'"' and scan_brackets(text, 0, (0, False, False))[0][1]
     if not need:
         return CLOSE_BYTES, False
     return b"".join(sorted(need)), in_string
@@ -437,19 +438,6 @@ def _all_forgotten(st: ParserState) -> list[UniqFrame]:
         if top.sub is not None and twin_forgets_repeatable(top.sub):
             out.extend(_all_forgotten(top.sub))
     return out
-
-
-def _inside_string(text: str) -> bool:
-    """Whether JSON text cut at its end is inside a string (an odd count of unescaped quotes)."""
-    inside = escaped = False
-    for c in text:
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = inside
-        elif c == '"':
-            inside = not inside
-    return inside
 
 
 def _string_ends(top: UniqFrame) -> frozenset[bytes] | None:
