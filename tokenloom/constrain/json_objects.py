@@ -253,6 +253,12 @@ class ObjFrame:
         run = chain[0] & JSON_STRING_FREE
         return None if run.is_empty() else FreeRun(run, chain[1])
 
+    def takes_any_name(self) -> bool:
+        """Inside a name (no escape under way) of an object that takes additional properties: any run of
+        string chars keeps the name alive, whichever known name it strays from (the mask walk then
+        judges a known name's subtree of such runs in bulk)."""
+        return self.phase is Phase.KEY and not self.esc and self.schema.additional is not None
+
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """(D, F): chars that leave the name to one frame F in a plain run. D avoids the next chars
         of known names; each live pattern takes all of D alike (loops, dies, moves to one state, or

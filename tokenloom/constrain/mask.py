@@ -134,9 +134,10 @@ class _Walk:
         any name, with known names to follow): every token is judged as from F, in bulk, except where
         a token stays on a known name's path up to a byte F's run does not take (a quote, a
         backslash); only those subtrees are walked, with their true states. The plain delegated walk
-        runs F's bulk check again at every node of every known name. (A known path whose tokens all
-        stay in the run is still followed: a state on it may refuse a char of the run that F takes.)
-        False: not applicable here."""
+        runs F's bulk check again at every node of every known name. A known path whose tokens all
+        stay in the run is left to the bulk check only where its state says it takes any such run (a
+        name under additional properties); elsewhere a state on it may refuse a char of the run that F
+        takes (a pattern branch that narrows after its first char). False: not applicable here."""
         target = dele[1]
         run = target.free_run()
         if run is None or run[0].remaining is not None or run[0].stateful:
@@ -192,6 +193,12 @@ class _Walk:
             if nxt is None:
                 continue
             if klass.contains_cp(b):
+                if (
+                    _takes_any_run(nxt)
+                    and int(self.trie.free_index(klass).last_bad[child.lo : child.hi].max()) <= child.depth
+                ):
+                    aside.pop()  # every token below stays in the run, which this name takes whole
+                    continue
                 mine: list[Node] = []
                 mine_walks: list[tuple[Node, ParserState, bytes]] = []
                 if self._known_paths(child, nxt, target, klass, reach, mine, mine_walks):
@@ -475,6 +482,16 @@ def _forced_byte(st: ParserState) -> int | None:
     return ranges[0][0]
 
 
+def _takes_any_run(st: ParserState) -> bool:
+    """Whether some stack's top frame says any run of its free chars keeps it alive (a property name
+    where additional properties are allowed): then `st` refuses no string of its delegate's run."""
+    for stack in st.stacks:
+        says = getattr(stack[-1], "takes_any_name", None) if stack else None
+        if says is not None and says():
+            return True
+    return False
+
+
 def _outside(rows: Rows, spans: list[tuple[int, int]] | None) -> Rows:
     """The rows in none of the sorted, disjoint [lo, hi) spans."""
     if not spans or not len(rows):
@@ -603,16 +620,19 @@ def compute(trie: ByteTrie, st: ParserState, pending: bytes = b"") -> MaskParts:
     if alts is not None:
         return _union(trie, alts)
     hint = _pattern_top(st) if not pending else None
-    if hint is not None and hint[0] in costly_patterns(trie, hint[0]):
+    costly = costly_patterns(trie, hint[0]) if hint is not None else None
+    if hint is not None and costly is not None and costly.skip_walk(hint[0]):
         parts = _pattern_parts(trie, st, hint)
         if parts is not None:
             return parts
     w = _Walk(trie, [WALK_BUDGET] if hint is not None else None)
     try:
         w.walk(trie.root, st, pending)
+        if hint is not None and costly is not None:
+            costly.walked(hint[0], over_budget=False)
     except _OverBudget:
-        assert hint is not None  # internal: only pattern walks have a budget
-        costly_patterns(trie, hint[0]).add(hint[0])
+        assert hint is not None and costly is not None  # internal: only pattern walks have a budget
+        costly.walked(hint[0], over_budget=True)
         parts = _pattern_parts(trie, st, hint)
         if parts is None:  # the pattern's automaton is too big for the vectorised path: walk it all
             w = _Walk(trie)

@@ -319,14 +319,40 @@ def table_for(regex: Regex, trie: ByteTrie) -> PatternTable:
 _VIEWS: dict[int, tuple[ByteTrie, _TrieViews]] = {}
 
 
-def costly_patterns(trie: ByteTrie, d: DState) -> set[DState]:
-    """The states of `d`'s pattern that the trie walk found too costly on this trie (callers add to it);
-    kept on the regex beside its tables, without building one."""
+class CostlyStates:
+    """What the trie walk learned of one pattern on one trie: the states it found too costly, and how
+    many new states in a row went over its budget (`strikes`). Past `MAX_STRIKES` the walk is not
+    tried on the pattern's new states at all: each failed try costs its whole budget (a few ms)
+    before the vectorised pass (pattern_verdict) starts anyway; one state the walk finishes resets it."""
+
+    __slots__ = ("states", "strikes")
+
+    def __init__(self) -> None:
+        self.states: set[DState] = set()
+        self.strikes = 0
+
+    def skip_walk(self, d: DState) -> bool:
+        return d in self.states or self.strikes >= MAX_STRIKES
+
+    def walked(self, d: DState, *, over_budget: bool) -> None:
+        if over_budget:
+            self.states.add(d)
+            self.strikes += 1
+        else:
+            self.strikes = 0
+
+
+MAX_STRIKES = 2
+
+
+def costly_patterns(trie: ByteTrie, d: DState) -> CostlyStates:
+    """What the walk learned of `d`'s pattern on this trie (callers update it); kept on the regex
+    beside its tables, without building one."""
     with _TABLES_LOCK:
         key = ("costly", id(trie))
         hit = d.regex.tables.get(key)
         if hit is None or hit[0] is not trie:
-            hit = d.regex.tables[key] = (trie, set())
+            hit = d.regex.tables[key] = (trie, CostlyStates())
         return hit[1]  # type: ignore[return-value]
 
 

@@ -13,7 +13,7 @@ from tests.unit.constrain.test_vocab_masks import _brute_force
 from tokenloom.constrain import compile
 from tokenloom.constrain.charset import JSON_STRING_FREE
 from tokenloom.constrain.formats import FORMATS
-from tokenloom.constrain.pattern_mask import pattern_verdict, table_for
+from tokenloom.constrain.pattern_mask import MAX_STRIKES, costly_patterns, pattern_verdict, table_for
 from tokenloom.constrain.regex import Regex
 from tokenloom.constrain.trie import trie_for
 from tokenloom.engine.vocab import Tokenizer, Vocab
@@ -247,3 +247,25 @@ def test_verdict_equals_stepping_every_token(pattern: str, vocab: Vocab) -> None
             for ch in text:
                 at = None if at is None or not JSON_STRING_FREE.contains_cp(ord(ch)) else at.step(ch)
             assert inside[token_id] == (at is not None), piece
+
+
+def test_walk_is_skipped_after_strikes_and_tried_again_after_a_cheap_state(vocab: Vocab) -> None:
+    """A pattern whose new states keep going over the walk's budget stops paying for the try (the
+    vectorised verdict starts at once); one state the walk finishes makes it try again."""
+    trie = trie_for(vocab)
+    regex = Regex("^[a-z]{1,20}(-[a-z]{1,20}){0,3}$")
+    states = [regex.initial]
+    for ch in "abcdef":
+        nxt = states[-1].step(ch)
+        assert nxt is not None
+        states.append(nxt)
+    costly = costly_patterns(trie, states[0])
+    assert costly is costly_patterns(trie, states[3])  # one record per pattern and trie
+    assert not costly.skip_walk(states[0])
+    for d in states[:MAX_STRIKES]:
+        costly.walked(d, over_budget=True)
+    assert costly.skip_walk(states[0])  # it went over itself
+    assert costly.skip_walk(states[MAX_STRIKES])  # a new state, skipped on the strikes alone
+    costly.walked(states[MAX_STRIKES], over_budget=False)
+    assert not costly.skip_walk(states[MAX_STRIKES + 1])
+    assert costly.skip_walk(states[0])  # states found costly stay so
