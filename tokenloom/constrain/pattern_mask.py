@@ -321,18 +321,29 @@ _VIEWS: dict[int, tuple[ByteTrie, _TrieViews]] = {}
 
 class CostlyStates:
     """What the trie walk learned of one pattern on one trie: the states it found too costly, and how
-    many new states in a row went over its budget (`strikes`). Past `MAX_STRIKES` the walk is not
-    tried on the pattern's new states at all: each failed try costs its whole budget (a few ms)
-    before the vectorised pass (pattern_verdict) starts anyway; one state the walk finishes resets it."""
+    many new states in a row went over its budget (`strikes`). Each failed try costs the walk's whole
+    budget (a few ms) before the vectorised pass (pattern_verdict) starts anyway, so past
+    `MAX_STRIKES` the pattern's new states skip the walk, all but one in `PROBE_EVERY`: that one is
+    walked, and a walk that finishes clears the strikes (a pattern may be costly only near its start)."""
 
-    __slots__ = ("states", "strikes")
+    __slots__ = ("skipped", "states", "strikes")
 
     def __init__(self) -> None:
         self.states: set[DState] = set()
         self.strikes = 0
+        self.skipped = 0  # new states skipped since the last probe
 
     def skip_walk(self, d: DState) -> bool:
-        return d in self.states or self.strikes >= MAX_STRIKES
+        """Whether to go to the vectorised pass for `d` without trying the walk (counts the skip)."""
+        if d in self.states:
+            return True
+        if self.strikes < MAX_STRIKES:
+            return False
+        self.skipped += 1
+        if self.skipped < PROBE_EVERY:
+            return True
+        self.skipped = 0
+        return False
 
     def walked(self, d: DState, *, over_budget: bool) -> None:
         if over_budget:
@@ -340,9 +351,11 @@ class CostlyStates:
             self.strikes += 1
         else:
             self.strikes = 0
+            self.skipped = 0
 
 
 MAX_STRIKES = 2
+PROBE_EVERY = 4
 
 
 def costly_patterns(trie: ByteTrie, d: DState) -> CostlyStates:

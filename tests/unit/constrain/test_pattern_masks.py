@@ -13,7 +13,13 @@ from tests.unit.constrain.test_vocab_masks import _brute_force
 from tokenloom.constrain import compile
 from tokenloom.constrain.charset import JSON_STRING_FREE
 from tokenloom.constrain.formats import FORMATS
-from tokenloom.constrain.pattern_mask import MAX_STRIKES, costly_patterns, pattern_verdict, table_for
+from tokenloom.constrain.pattern_mask import (
+    MAX_STRIKES,
+    PROBE_EVERY,
+    costly_patterns,
+    pattern_verdict,
+    table_for,
+)
 from tokenloom.constrain.regex import Regex
 from tokenloom.constrain.trie import trie_for
 from tokenloom.engine.vocab import Tokenizer, Vocab
@@ -249,13 +255,14 @@ def test_verdict_equals_stepping_every_token(pattern: str, vocab: Vocab) -> None
             assert inside[token_id] == (at is not None), piece
 
 
-def test_walk_is_skipped_after_strikes_and_tried_again_after_a_cheap_state(vocab: Vocab) -> None:
+def test_walk_is_skipped_after_strikes_but_probed_now_and_then(vocab: Vocab) -> None:
     """A pattern whose new states keep going over the walk's budget stops paying for the try (the
-    vectorised verdict starts at once); one state the walk finishes makes it try again."""
+    vectorised verdict starts at once), except on one new state in PROBE_EVERY; a probe the walk
+    finishes makes it walk again."""
     trie = trie_for(vocab)
     regex = Regex("^[a-z]{1,20}(-[a-z]{1,20}){0,3}$")
     states = [regex.initial]
-    for ch in "abcdef":
+    for ch in "abcdefghijklmnop":
         nxt = states[-1].step(ch)
         assert nxt is not None
         states.append(nxt)
@@ -265,7 +272,11 @@ def test_walk_is_skipped_after_strikes_and_tried_again_after_a_cheap_state(vocab
     for d in states[:MAX_STRIKES]:
         costly.walked(d, over_budget=True)
     assert costly.skip_walk(states[0])  # it went over itself
-    assert costly.skip_walk(states[MAX_STRIKES])  # a new state, skipped on the strikes alone
-    costly.walked(states[MAX_STRIKES], over_budget=False)
-    assert not costly.skip_walk(states[MAX_STRIKES + 1])
+    fresh = iter(states[MAX_STRIKES:])
+    skipped = [costly.skip_walk(next(fresh)) for _ in range(PROBE_EVERY)]
+    assert skipped == [True] * (PROBE_EVERY - 1) + [
+        False
+    ]  # new states skipped on the strikes alone, then a probe
+    costly.walked(states[MAX_STRIKES + PROBE_EVERY - 1], over_budget=False)  # the probe finished
+    assert not costly.skip_walk(next(fresh))
     assert costly.skip_walk(states[0])  # states found costly stay so
