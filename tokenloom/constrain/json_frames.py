@@ -66,6 +66,11 @@ class WsFrame:
     def can_end(self) -> bool:
         return True
 
+    def unpadded(self) -> tuple[int, Frame | None]:
+        """How many more whitespace chars fit, and what is left once they stop: nothing (so the mask
+        walk may judge a token's leading whitespace and its rest apart)."""
+        return max(0, MAX_WS + 4 * self.depth - self.count), None
+
 
 @dataclass(frozen=True, slots=True)
 class ValueFrame:

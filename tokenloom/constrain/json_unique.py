@@ -156,6 +156,15 @@ class UniqFrame:
     def can_end(self) -> bool:
         return False
 
+    def unpadded(self) -> tuple[int, Frame | None] | None:
+        """Between items: how many more whitespace chars fit, and this frame once they stop (it takes
+        no more, and the next char is judged as before any): the mask walk judges a token's leading
+        whitespace and its rest apart. None inside an item."""
+        if self.slot is Slot.ITEM:
+            return None
+        cap = MAX_WS + 4 * self.depth
+        return max(0, cap - self.ws), UniqFrame(self.schema, self.slot, self.depth, self.seen, None, "", cap)
+
     def free_run(self) -> FreeRun | None:
         """The item's own run (inside a string). While the item may still repeat a seen one, a
         stateful run (the walk checks leaving tokens from the exact states they reach); once it

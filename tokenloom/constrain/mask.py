@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tokenloom.constrain.charset import ANY, CharSet, utf8_len, utf8_prefix_range
-from tokenloom.constrain.parser import ParserState
+from tokenloom.constrain.charset import ANY, WHITESPACE, CharSet, utf8_len, utf8_prefix_range
+from tokenloom.constrain.parser import ParserState, Stack
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
@@ -614,11 +614,65 @@ def _worth_splitting(st: ParserState) -> tuple[ParserState, ...] | None:
     return None
 
 
+def _padding(st: ParserState) -> tuple[int, ParserState] | None:
+    """(room, below) when the top frame of every stack of `st` says (`unpadded`) how many more
+    whitespace chars it takes (the same for all) and what is left once they stop (nothing, or itself
+    taking no more), and the state `below` of what is left takes no whitespace: then a token's leading
+    whitespace and its rest are judged apart (`_padded`)."""
+    rooms: set[int] = set()
+    lefts: dict[Stack, None] = {}
+    for stack in st.stacks:
+        hint = getattr(stack[-1], "unpadded", None) if stack else None
+        got = hint() if hint is not None else None
+        if got is None:
+            return None
+        room, left = got
+        rooms.add(room)
+        lefts[stack[:-1] if left is None else (*stack[:-1], left)] = None
+    if len(rooms) != 1:
+        return None
+    below = st.grammar.state(tuple(lefts))
+    if below is st or not (below.allowed_chars() & WHITESPACE).is_empty():
+        return None  # (below is st: a frame that takes no more whitespace is walked as it is)
+    return rooms.pop(), below
+
+
+def _padded(trie: ByteTrie, room: int, below: ParserState) -> MaskParts:
+    """The tokens `below` takes as they are; the whitespace-only ones that fit in `room`; and those
+    whose leading whitespace fits and whose rest `below` takes, by one walk over the trie of rests
+    (the plain walk follows every run of spaces, tabs and newlines the vocabulary holds and walks the
+    same rests again after each)."""
+    base, packed, ids, minus = compute(trie, below)
+    pad = trie.padding()
+    extra = [pad.only_ids[pad.only_len <= room]]
+    first = below.allowed_chars().first_bytes()
+    walk = _Walk(pad.rests)
+    walk.walk_children(pad.rests.root, below, first)
+    if walk.parts:
+        took = np.zeros(pad.rests.n_vocab, dtype=np.bool_)
+        for part in walk.parts:
+            took[part] = True
+        for b in sorted(first):
+            lo, hi = int(pad.bounds[b]), int(pad.bounds[b + 1])
+            if lo < hi:
+                extra.append(pad.ids[lo:hi][(pad.lead[lo:hi] <= room) & took[pad.rest[lo:hi]]])
+    more = _joined(extra)
+    if packed is None and len(ids) + len(more) + len(minus) <= _BIG:
+        return base, None, np.concatenate((ids, more)), minus
+    full = to_mask((base, packed, ids, minus), trie.n_vocab)
+    full[more] = True
+    empty = np.zeros(0, dtype=np.int32)
+    return None, np.packbits(full), empty, empty
+
+
 def compute(trie: ByteTrie, st: ParserState, pending: bytes = b"") -> MaskParts:
     """The allowed tokens from `st` (after `pending` bytes of an unfinished character)."""
     alts = _worth_splitting(st) if not pending else None
     if alts is not None:
         return _union(trie, alts)
+    pad = _padding(st) if not pending and trie.with_tails else None
+    if pad is not None:
+        return _padded(trie, *pad)
     hint = _pattern_top(st) if not pending else None
     costly = costly_patterns(trie, hint[0]) if hint is not None else None
     if hint is not None and costly is not None and costly.skip_walk(hint[0]):

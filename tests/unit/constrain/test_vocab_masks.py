@@ -246,6 +246,23 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
     # a pattern whose loop (the free state most chars go to) takes chars that another branch refuses:
     # "ac" starts the branch of "ab", which refuses the "c" the [a-z]* loop would take
     ({"type": "string", "pattern": "^(ab|[c-z][a-z]*)$"}, '"'),
+    # whitespace between tokens: a token's leading whitespace and its rest are judged apart (the rest
+    # from the state below); near the cap on whitespace, and in pretty JSON two containers deep
+    (
+        {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "boolean"}}}},
+        '{"a": [true,' + " " * 10,
+    ),
+    ({"type": "object", "properties": {"a": {"type": "object"}}}, '{\n    "a": {\n        "b": 1\n   '),
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab",   '),
+    (  # two parses (one per anyOf branch), each between tokens
+        {
+            "anyOf": [
+                {"type": "object", "properties": {"a": {"type": "integer"}}},
+                {"type": "object", "properties": {"a": {"type": "string", "maxLength": 2}}},
+            ]
+        },
+        '{"a":  ',
+    ),
 ]
 
 
