@@ -339,6 +339,6 @@ def trie_for(vocab: Vocab) -> ByteTrie:
         trie = ByteTrie(entries, vocab.n_vocab)
         trie.free_index(JSON_STRING_FREE)  # every JSON schema needs it: build it up front
         trie.byte_cp()  # and classes with some non-ASCII characters need this (0.2 s)
-        trie.padding()  # and whitespace between JSON tokens (0.2 s)
+        trie.padding().rests.free_index(JSON_STRING_FREE)  # and whitespace between JSON tokens (0.2 s)
         _TRIES[key] = (vocab.pieces, trie)
         return trie
