@@ -103,7 +103,10 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
     base, packed, added, minus = twin_parts
     bad = ids[~good]
     if len(bad):
-        added = added[~np.isin(added, bad)]
+        if len(added):  # the ids the twin added that `st` refuses (a lookup table: isin sorts both)
+            refused = np.zeros(trie.n_vocab, dtype=np.bool_)
+            refused[bad] = True
+            added = added[~refused[added]]
         minus = np.concatenate((minus, bad))
     return base, packed, np.concatenate((added, ids[good])), minus
 
