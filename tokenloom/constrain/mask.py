@@ -3,8 +3,10 @@
 The walk follows only bytes the parser allows and decodes UTF-8 on the way (a token may end inside a
 character: it is allowed when some completion of that character is). In free runs (inside a JSON
 string, free text) it takes whole ranges of tokens at once from the `FreeIndex` and checks one by one
-only the few tokens that leave the run. This module is the measured hot spot: it trades some
-plainness for speed (numpy over token ranges, memo of token tails).
+only the few tokens that leave the run. Between JSON tokens, a token's leading whitespace and its rest
+are judged apart (`_padded`, over the trie of rests), and inside a costly pattern string the pattern's
+DFA judges the whole vocabulary at once (pattern_mask.py). This module is the measured hot spot: it
+trades some plainness for speed (numpy over token ranges, memo of token tails).
 """
 
 from __future__ import annotations
