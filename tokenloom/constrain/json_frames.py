@@ -47,6 +47,12 @@ def hex_digits(target: CharSet, code: int, left: int) -> CharSet:
     return CharSet.of("".join(_HEX_DIGITS[h] + _HEX_DIGITS[h].upper() for h in good))
 
 
+def ws_cap(depth: int) -> int:
+    """Whitespace characters allowed in a row `depth` containers deep: MAX_WS plus 4 per level of
+    pretty indentation."""
+    return MAX_WS + 4 * depth
+
+
 @dataclass(frozen=True, slots=True)
 class WsFrame:
     """Optional whitespace: at most MAX_WS characters in a row, plus room for the indentation of
@@ -56,10 +62,10 @@ class WsFrame:
     depth: int = 0
 
     def chars(self) -> CharSet:
-        return WHITESPACE if self.count < MAX_WS + 4 * self.depth else EMPTY
+        return WHITESPACE if self.count < ws_cap(self.depth) else EMPTY
 
     def feed(self, c: str) -> Replacements:
-        if c not in " \t\n\r" or self.count >= MAX_WS + 4 * self.depth:
+        if c not in " \t\n\r" or self.count >= ws_cap(self.depth):
             return []
         return [(WsFrame(self.count + 1, self.depth),)]
 
@@ -69,7 +75,7 @@ class WsFrame:
     def unpadded(self) -> tuple[int, Frame | None]:
         """How many more whitespace chars fit, and what is left once they stop: nothing (so the mask
         walk may judge a token's leading whitespace and its rest apart)."""
-        return max(0, MAX_WS + 4 * self.depth - self.count), None
+        return max(0, ws_cap(self.depth) - self.count), None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from typing import Any
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.json_equality import value_key
-from tokenloom.constrain.json_frames import MAX_WS, Replacements, ValueFrame
+from tokenloom.constrain.json_frames import Replacements, ValueFrame, ws_cap
 from tokenloom.constrain.json_partial import may_become
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
 from tokenloom.constrain.regex import DState
@@ -102,7 +102,7 @@ class UniqFrame:
             assert self.sub is not None  # internal: an item slot holds its sub-parser
             done = self._done()
             return self.sub.allowed_chars() | (done.chars() if done is not None else EMPTY)
-        acc = WHITESPACE if self.ws < MAX_WS + 4 * self.depth else EMPTY
+        acc = WHITESPACE if self.ws < ws_cap(self.depth) else EMPTY
         item = self._item()
         if self.slot is not Slot.COMMA and len(self.seen) >= self.schema.min_items:
             acc = acc | _CLOSE
@@ -114,7 +114,7 @@ class UniqFrame:
         if self.slot is Slot.ITEM:
             return self._feed_item(c)
         if c in " \t\n\r":
-            if self.ws >= MAX_WS + 4 * self.depth:
+            if self.ws >= ws_cap(self.depth):
                 return []
             return [(UniqFrame(self.schema, self.slot, self.depth, self.seen, None, "", self.ws + 1),)]
         if c == "]":
@@ -162,7 +162,7 @@ class UniqFrame:
         whitespace and its rest apart. None inside an item."""
         if self.slot is Slot.ITEM:
             return None
-        cap = MAX_WS + 4 * self.depth
+        cap = ws_cap(self.depth)
         return max(0, cap - self.ws), UniqFrame(self.schema, self.slot, self.depth, self.seen, None, "", cap)
 
     def free_run(self) -> FreeRun | None:
