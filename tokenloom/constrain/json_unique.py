@@ -6,7 +6,9 @@ of a repeated string, the `,` after a repeated number). Masks are computed on a 
 (`twin_state`): once the item is unlike every seen item (`json_partial.may_become`, exact but for
 numbers and escapes cut short) its text is dropped (FRESH), so states inside items repeat, their masks
 are memoised and pattern strings get the whole-vocabulary pattern pass (`pattern`/`popped`);
-unique_mask.py re-judges from the exact state the few tokens the twin cannot. An unfinished string,
+unique_mask.py re-judges from the exact state the few tokens the twin cannot. A twin reading a FRESH
+item is laid out as plain stacks (`flattened`: the frame after the item, the item's own stacks on top),
+which the mask walk reads at the speed and with the fast paths of any other stack. An unfinished string,
 object or array item that may still repeat one is dropped too: it can only complete at a closing quote,
 brace or bracket, so unique_mask.py re-judges the allowed tokens holding one of those bytes as well.
 
@@ -32,7 +34,7 @@ from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.json_frames import Replacements, ValueFrame, ws_cap
 from tokenloom.constrain.json_partial import may_become
-from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, Stack
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.json_brackets import BracketState, scan_brackets
@@ -90,12 +92,28 @@ class UniqFrame:
         if sub is None or not sub.can_end():
             return None
         if self.text is None or self.text == FRESH:  # it still counts (minItems, maxItems, prefixItems)
-            unknown = f"\0unknown {len(self.seen)}"  # no canonical JSON text holds a raw NUL
-            return UniqFrame(self.schema, Slot.AFTER, self.depth, self.seen | {unknown}, text=None)
+            return self._after_unknown()
         key = canonical(self.text)
         if key in self.seen:
             return None
         return UniqFrame(self.schema, Slot.AFTER, self.depth, self.seen | {key})
+
+    def _after_unknown(self) -> UniqFrame:
+        """The frame after the current item when its text is not known (a look-ahead, a twin's FRESH
+        item): the item is counted as an unknown one."""
+        unknown = f"\0unknown {len(self.seen)}"  # no canonical JSON text holds a raw NUL
+        return UniqFrame(self.schema, Slot.AFTER, self.depth, self.seen | {unknown}, text=None)
+
+    def flattened(self) -> list[Stack] | None:
+        """A twin reading a FRESH item as plain stacks: the frame after the item, then each stack of
+        the item's own parser on top of it. Nothing in a FRESH item is compared with the seen items,
+        so these stacks take exactly the strings this frame takes, and the mask walk reads them as it
+        reads any other stack (about 3.5 times faster than through the item's sub-parser, which builds
+        and interns a second state at each char) and takes the fast paths of their top frames."""
+        if self.slot is not Slot.ITEM or self.text != FRESH or self.sub is None:
+            return None
+        after = self._after_unknown()
+        return [(after, *stack) for stack in self.sub.stacks]
 
     def chars(self) -> CharSet:
         if self.slot is Slot.ITEM:
@@ -340,6 +358,11 @@ def twin_state(st: ParserState) -> ParserState:
         top = stack[-1] if stack else None
         if isinstance(top, UniqFrame):
             twin = top.twin()
+            flat = twin.flattened()
+            if flat is not None:
+                changed = True
+                stacks.extend((*stack[:-1], *item) for item in flat)
+                continue
             if twin is not top:
                 changed, stack = True, (*stack[:-1], twin)
         stacks.append(stack)
