@@ -25,7 +25,7 @@ from tokenloom.constrain.json_unique import (
 )
 from tokenloom.constrain.mask import MaskParts, feed_bytes, to_mask
 from tokenloom.constrain.parser import ParserState
-from tokenloom.constrain.trie import ByteTrie, IntArray
+from tokenloom.constrain.trie import BoolArray, ByteTrie, IntArray
 from tokenloom.json_brackets import BracketState, scan_brackets
 
 _DECODER = json.JSONDecoder()
@@ -93,10 +93,14 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
             for at in np.flatnonzero(keep).tolist():
                 keep[at] = any(_may_complete(closing_pieces[at], rule) for rule in rules)
         later, later_pieces = later_item_tokens(trie)
-        ids = np.concatenate((closing[keep], later))
-        pieces = [closing_pieces[at] for at in np.flatnonzero(keep).tolist()] + later_pieces
+        taken = allowed[later]
+        ids = np.concatenate((closing[keep], later[taken]))
+        pieces = [closing_pieces[at] for at in np.flatnonzero(keep).tolist()]
+        pieces += [later_pieces[at] for at in np.flatnonzero(taken).tolist()]
     else:
-        ids, pieces = later_item_tokens(trie)
+        later, later_pieces = later_item_tokens(trie)
+        taken = _allows(twin_parts, later)
+        ids, pieces = later[taken], [later_pieces[at] for at in np.flatnonzero(taken).tolist()]
     if not len(ids):
         return twin_parts
     good = np.array([feed_bytes(st, pending, piece)[0] is not None for piece in pieces], dtype=np.bool_)
@@ -109,6 +113,24 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
             added = added[~refused[added]]
         minus = np.concatenate((minus, bad))
     return base, packed, np.concatenate((added, ids[good])), minus
+
+
+def _allows(parts: MaskParts, ids: IntArray) -> BoolArray:
+    """Which of a few `ids` the mask `parts` allows (without unpacking it: it may be packed)."""
+    base, packed, added, minus = parts
+    ok: BoolArray
+    if packed is not None:
+        ok = ((packed[ids >> 3] >> (7 - (ids & 7))) & 1).astype(np.bool_)
+    elif base is not None:
+        ok = base[ids].copy()
+    else:
+        ok = np.zeros(len(ids), dtype=np.bool_)
+    for at, token in enumerate(ids.tolist()):
+        if token in minus:
+            ok[at] = False
+        if token in added:
+            ok[at] = True
+    return ok
 
 
 def _may_complete(piece: bytes, rule: BracketState | frozenset[bytes]) -> bool:
