@@ -15,13 +15,42 @@ import numpy as np
 from tokenloom.constrain.json_unique import twin_state
 from tokenloom.constrain.mask import MaskParts, compute, feed_bytes, to_mask
 from tokenloom.constrain.parser import Grammar, ParserState
-from tokenloom.constrain.trie import BoolArray, ByteTrie, Vocab
+from tokenloom.constrain.trie import BoolArray, ByteTrie, IntArray, Vocab
 from tokenloom.constrain.unique_mask import exact_parts
 from tokenloom.errors import GrammarError
 
 MAX_CACHED_MASKS = 4096
 MASK_MEMO_BYTES = 256 << 20  # all grammars' memoised masks together (a hostile stream of schemas included)
 READY_MASK_BYTES = 48 << 20  # whole bool masks kept ready to hand out (about 190 with a 262k vocabulary)
+
+
+# Masks are computed on a representative state (ParserState.mask_rep) that takes the same strings of up
+# to HORIZON chars: a string far from its maxLength, a counted repeat far from its bound. A token of
+# fewer than LONG_CHARS chars spans at most HORIZON of them (one more when it completes an unfinished
+# character). The longer ones (36 of Gemma 3's 262k tokens, mostly runs of tabs or newlines) are judged
+# from the state itself. The shorter the horizon, the more states share a mask.
+LONG_CHARS = 20
+HORIZON = LONG_CHARS
+_LONG: dict[int, tuple[ByteTrie, IntArray, list[bytes]]] = {}  # id(trie) -> its long tokens
+
+
+def _long_tokens(trie: ByteTrie) -> tuple[IntArray, list[bytes]]:
+    """The ids and bytes of the tokens of LONG_CHARS chars or more (cached per trie)."""
+    hit = _LONG.get(id(trie))
+    if hit is None or hit[0] is not trie:
+        rows = np.flatnonzero(trie.nchars >= LONG_CHARS)
+        hit = _LONG[id(trie)] = (trie, trie.ids[rows].astype(np.int32), [trie.keys[row] for row in rows])
+    return hit[1], hit[2]
+
+
+def _long_taken(st: ParserState, pending: bytes, ids: IntArray, keys: list[bytes]) -> tuple[int, ...]:
+    """The long tokens `st` takes (after `pending` bytes of an unfinished character)."""
+    first = st.allowed_chars().first_bytes() if not pending else None
+    return tuple(
+        token
+        for token, key in zip(ids.tolist(), keys, strict=True)
+        if (first is None or key[0] in first) and feed_bytes(st, pending, key)[0] is not None
+    )
 
 
 class _MemoBudget:
@@ -36,8 +65,13 @@ class _MemoBudget:
 _BUDGET = _MemoBudget(MASK_MEMO_BYTES)
 
 
+# (representative state, pending bytes, the long tokens the state itself takes when it is not its own
+# representative)
+_ReadyKey = tuple[ParserState, bytes, tuple[int, ...] | None]
+
+
 class _ReadyMasks:
-    """The most recently handed-out whole masks, read-only, by (state, pending bytes).
+    """The most recently handed-out whole masks, read-only, by `_ReadyKey`.
 
     A memoised mask is stored compactly (ids, packed bits); unpacking it into a fresh 262k-entry array costs
     tens of microseconds, more than everything else on a repeated state. States are interned per grammar, so
@@ -46,18 +80,18 @@ class _ReadyMasks:
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
-        self._masks: OrderedDict[tuple[ParserState, bytes], BoolArray] = OrderedDict()
+        self._masks: OrderedDict[_ReadyKey, BoolArray] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[ParserState, bytes]) -> BoolArray | None:
+    def get(self, key: _ReadyKey) -> BoolArray | None:
         with self._lock:
             mask = self._masks.get(key)
             if mask is not None:
                 self._masks.move_to_end(key)
             return mask
 
-    def put(self, key: tuple[ParserState, bytes], mask: BoolArray) -> None:
+    def put(self, key: _ReadyKey, mask: BoolArray) -> None:
         mask.flags.writeable = False  # shared from now on: nobody may change it
         with self._lock:
             if key in self._masks:
@@ -153,11 +187,17 @@ class Constraint:
             return None
         if self._state is None or self._finished:
             return np.zeros(self._n_vocab, dtype=np.bool_)
-        rep = self._state.mask_rep(self._compiled.trie.max_len + 1)  # a token spans at most max_len chars
-        key = (rep, self._pending)
+        state, pending = self._state, self._pending
+        rep = state.mask_rep(HORIZON)
+        long_ids, long_keys = _long_tokens(self._compiled.trie)
+        taken = None if rep is state else _long_taken(state, pending, long_ids, long_keys)
+        key = (rep, pending, taken)
         mask = _READY.get(key)
         if mask is None:
-            mask = to_mask(self._compiled.mask_parts(rep, self._pending), self._n_vocab)
+            mask = to_mask(self._compiled.mask_parts(rep, pending), self._n_vocab)
+            if taken is not None:  # the representative's verdict holds for shorter tokens only
+                mask[long_ids] = False
+                mask[list(taken)] = True
             if self.is_accepting():
                 mask[self._eog] = True
             _READY.put(key, mask)

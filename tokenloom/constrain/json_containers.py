@@ -21,6 +21,7 @@ from tokenloom.constrain.json_frames import (
 )
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
+from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Schema
 
 _FEW_EXITS = 4  # a stateful run over a pattern's own chars pays off only when few chars end it
@@ -165,12 +166,20 @@ class StrFrame:
         return hint is not None and _size(hint[0] & JSON_STRING_FREE) > _size(klass)
 
     def for_horizon(self, horizon: int) -> StrFrame:
-        """The same frame for the next `horizon` chars: a length already past minLength and more than
-        `horizon` chars short of maxLength behaves like minLength itself (see ParserState.mask_rep)."""
-        mx, mn = self.schema.max_len, self.schema.min_len
-        if self.esc or mx is None or self.count <= mn or self.count + horizon >= mx:
+        """The same frame for the next `horizon` chars (see ParserState.mask_rep): a length already
+        past minLength and more than `horizon` chars short of maxLength behaves like minLength itself,
+        and the pattern's state like the first one seen that takes the same strings of up to
+        `horizon` chars (regex_horizon.py: the counts of a counted repeat far from its bounds)."""
+        if self.esc:
             return self
-        return StrFrame(self.schema, mn, self.regex)
+        mx, mn = self.schema.max_len, self.schema.min_len
+        count = self.count
+        if mx is not None and mn < count and count + horizon < mx:
+            count = mn
+        regex = horizon_rep(self.regex, horizon) if self.regex is not None else None
+        if count == self.count and regex is self.regex:
+            return self
+        return StrFrame(self.schema, count, regex)
 
     def skip(self, n: int) -> Frame:
         regex = self.regex

@@ -16,6 +16,7 @@ import pytest
 
 from tests.unit.constrain.conftest import Greedy, force, mask_ids
 from tokenloom.constrain import compile
+from tokenloom.constrain.constraint import HORIZON
 from tokenloom.constrain.mask import feed_bytes
 from tokenloom.constrain.order import schema_order
 from tokenloom.engine.vocab import Tokenizer, Vocab
@@ -80,6 +81,36 @@ def assert_mask_is_exact(schema: dict[str, Any], prefix: str, vocab: Vocab, gree
     mask = c.allowed()
     assert mask is not None
     assert mask_ids(mask) == _brute_force(c, vocab)
+
+
+@pytest.mark.parametrize(
+    ("schema", "checked", "shared"),
+    [
+        # 20 chars read, 25 still allowed: masked as a string of 0 chars (maxLength far away)
+        ({"type": "string", "maxLength": 45}, (0, 20, 24), 20),
+        # the counted repeat at 15 chars behaves as at 0 over the next HORIZON chars
+        ({"type": "string", "pattern": "^[ a-z]{40}$"}, (1, 15, 25), 15),
+    ],
+)
+def test_long_tokens_are_judged_from_the_state_not_its_representative(
+    schema: dict[str, Any], checked: tuple[int, ...], shared: int, vocab: Vocab
+) -> None:
+    """States that agree on the next HORIZON chars share a mask; a token of LONG_CHARS chars or more
+    (31 spaces, here allowed at the start of the string but too long later) is judged from the state."""
+    quote, letter, spaces = (vocab.pieces.index(p) for p in (b'"', b"a", b" " * 31))
+    c = compile({"json_schema": schema}, vocab)
+    c.advance(quote)
+    for n in range(max(checked) + 1):
+        mask = c.allowed()
+        assert mask is not None
+        if n in checked:
+            assert mask_ids(mask) == _brute_force(c, vocab), f"after {n} chars"
+        if n == shared:
+            assert c._state.mask_rep(HORIZON) is not c._state  # the representative's mask was used
+            assert not mask[spaces]
+        if n == 0:
+            assert mask[spaces]
+        c.advance(letter)
 
 
 WALK_SCHEMAS: list[dict[str, Any]] = [

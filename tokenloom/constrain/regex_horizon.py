@@ -1,0 +1,103 @@
+"""Pattern states that no token can tell apart share one representative.
+
+A counted repeat (`[0-9a-f]{64}`, `[^\\n]{1,64}`) makes one DFA state per count, so every char read in
+such a string is a new parser state with a mask of its own, though far from the bound the states take
+the same strings of up to a token's length. `horizon_rep(d, h)` maps `d` to the first state seen that
+behaves like it on every string of up to `h` chars: the same strings stay alive and the same ones may
+end the match. It compares h-step signatures over the lazily built DFA (a state's signature at depth k:
+whether it accepts, and which character classes lead to which signatures at depth k - 1), with every
+(state, depth) signature memoised per pattern. The exploration is bounded (a state past the bound is
+its own representative), since it may visit states the text never reaches. Knows nothing of JSON or
+vocabularies.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from tokenloom.constrain.regex import DState, Regex
+from tokenloom.errors import GrammarError
+
+MAX_NEW_SIGNATURES = 600  # (state, depth) signatures one call may add before `d` stands for itself
+MAX_SIGNATURES = 40_000  # signatures one pattern keeps; past it new states stand for themselves
+MAX_EXPLORED = 5_000  # DFA states a pattern may hold for the exploration to go on (each is real work)
+_KEY = "regex_horizon"  # where a pattern keeps its signatures (Regex.tables is for consumers)
+
+
+class _GiveUp(Exception):
+    """The signature needs more exploration than allowed."""
+
+
+class _Signatures:
+    """One pattern's memo: signatures by (state, depth), their shapes interned as small ints, the
+    live successor groups of each state, and the representative of each (depth, signature)."""
+
+    __slots__ = ("groups", "lock", "memo", "rep_of", "reps", "shapes")
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[DState, int], int] = {}
+        self.shapes: dict[tuple[object, ...], int] = {}
+        self.groups: dict[DState, tuple[tuple[int, DState], ...]] = {}
+        self.reps: dict[tuple[int, int], DState] = {}
+        self.rep_of: dict[tuple[DState, int], DState] = {}
+        self.lock = threading.Lock()
+
+    def successors(self, d: DState) -> tuple[tuple[int, DState], ...]:
+        """(class set id, next state) for each live next state of `d`, classes grouped by target."""
+        hit = self.groups.get(d)
+        if hit is None:
+            by_target: dict[DState, list[int]] = {}
+            for k in range(len(d.regex.bounds)):
+                nxt = d.step_class_index(k)
+                if nxt is not None:
+                    by_target.setdefault(nxt, []).append(k)
+            hit = self.groups[d] = tuple(
+                (self.shapes.setdefault(("classes", *ks), len(self.shapes)), nxt)
+                for nxt, ks in by_target.items()
+            )
+        return hit
+
+    def signature(self, d: DState, depth: int, budget: list[int]) -> int:
+        hit = self.memo.get((d, depth))
+        if hit is not None:
+            return hit
+        budget[0] -= 1
+        if budget[0] < 0 or len(d.regex._dstates) > MAX_EXPLORED:
+            raise _GiveUp
+        shape: tuple[object, ...]
+        if depth == 0:
+            shape = (d.accepting,)
+        else:
+            shape = (
+                d.accepting,
+                *sorted((group, self.signature(nxt, depth - 1, budget)) for group, nxt in self.successors(d)),
+            )
+        sig = self.shapes.setdefault(shape, len(self.shapes))
+        self.memo[(d, depth)] = sig
+        return sig
+
+
+def _signatures(regex: Regex) -> _Signatures:
+    hit = regex.tables.get(_KEY)
+    if hit is None:
+        hit = regex.tables.setdefault(_KEY, (regex, _Signatures()))
+    return hit[1]  # type: ignore[return-value]
+
+
+def horizon_rep(d: DState, horizon: int) -> DState:
+    """The state that stands for `d` on strings of up to `horizon` chars (`d` itself when the
+    signature is too costly to find)."""
+    sigs = _signatures(d.regex)
+    hit = sigs.rep_of.get((d, horizon))
+    if hit is not None:
+        return hit
+    with sigs.lock:
+        rep = d
+        if len(sigs.memo) < MAX_SIGNATURES:
+            try:
+                sig = sigs.signature(d, horizon, [MAX_NEW_SIGNATURES])
+                rep = sigs.reps.setdefault((horizon, sig), d)
+            except (_GiveUp, GrammarError):
+                rep = d
+        sigs.rep_of[(d, horizon)] = rep
+        return rep
