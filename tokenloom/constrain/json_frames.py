@@ -129,6 +129,20 @@ class EnumFrame:
     def can_end(self) -> bool:
         return False
 
+    def forced_text(self) -> tuple[str, Replacements] | None:
+        """The text every remaining choice goes on with, up to the end of the one choice left or to
+        the char before the shortest one ends, and the frames after it (see ObjFrame.forced_text)."""
+        texts, pos = self.texts, self.pos
+        if len(texts) == 1:
+            return texts[0][pos:], [()]
+        limit = min(len(t) for t in texts) - 1  # stop before the shortest choice ends
+        end = pos
+        while end < limit and all(t[end] == texts[0][end] for t in texts):
+            end += 1
+        if end == pos:
+            return None
+        return texts[0][pos:end], [(EnumFrame(texts, end),)]
+
 
 @dataclass(frozen=True, slots=True)
 class NumFrame:

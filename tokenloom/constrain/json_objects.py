@@ -253,6 +253,24 @@ class ObjFrame:
         run = chain[0] & JSON_STRING_FREE
         return None if run.is_empty() else FreeRun(run, chain[1])
 
+    def forced_text(self) -> tuple[str, Replacements] | None:
+        """Inside a name that can only be one known name (no additional or pattern names, so no
+        escape either): the rest of that name and its closing quote, and the frames they lead to. The
+        mask walk then follows the name down the trie without making a parser state per char."""
+        if self.phase is not Phase.KEY or self.esc or self.key is None:
+            return None
+        s = self.schema
+        if s.additional is not None or self._live():
+            return None
+        name = _only_name(s, self.pos, self.key)
+        if name is None:
+            return None
+        rest = name[len(self.key) :]
+        if not all(JSON_STRING_FREE.contains_cp(ord(ch)) for ch in rest):
+            return None
+        whole = ObjFrame(s, Phase.KEY, self.pos, self.num, name, None, self.depth, 0, self.pats)
+        return rest + '"', whole.feed('"')
+
     def takes_any_name(self) -> bool:
         """Inside a name (no escape under way) of an object that takes additional properties: any run of
         string chars keeps the name alive, whichever known name it strays from (the mask walk then
@@ -379,6 +397,17 @@ def _next_known_chars(schema: Schema, pos: int, key: str) -> CharSet:
         return EMPTY
     bits = _candidate_bits(schema, pos)
     return CharSet.of("".join(ch for ch, names in entry.next_chars if names & bits))
+
+
+def _only_name(schema: Schema, pos: int, key: str) -> str | None:
+    """The one candidate name that starts with `key` (or is it), if there is exactly one."""
+    entry = _prefixes(schema).get(key)
+    if entry is None:
+        return None
+    bits = entry.names & _candidate_bits(schema, pos)
+    if bits == 0 or bits & (bits - 1):
+        return None
+    return schema.props[bits.bit_length() - 1][0]
 
 
 def _known_index(schema: Schema, pos: int, key: str) -> int | None:

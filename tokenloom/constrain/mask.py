@@ -216,6 +216,10 @@ class _Walk:
         far as tokens go: the tokens ending on the way are all in, one dict lookup and one memoised
         step per byte instead of a full walk step; where the path stops being forced, the walk goes
         on. False when `st` does not force an ASCII char."""
+        literal = _forced_literal(st)
+        if literal is not None:
+            self._follow_literal(node, *literal)
+            return True
         byte = _forced_byte(st)
         nxt = st.add_char(chr(byte)) if byte is not None else None
         if byte is None or nxt is None:
@@ -239,6 +243,22 @@ class _Walk:
             node, byte, nxt = child, after, then
         self.spend(steps)
         return True
+
+    def _follow_literal(self, node: Node, data: bytes, after: ParserState) -> None:
+        """Down the trie along `data`, the text `st` must read next (a known name's rest): the tokens
+        ending on the way are all in; those going past its end are walked from `after`."""
+        trie, ids = self.trie, self.trie.ids
+        self.spend(len(data))
+        for byte in data:
+            child = node.children(trie).get(byte)
+            if child is None:
+                return
+            if child.end > child.lo:
+                self.parts.append(ids[child.lo : child.end])
+            if child.hi == child.end:
+                return  # no token goes further
+            node = child
+        self.walk_children(node, after, after.allowed_chars().first_bytes())
 
     def walk_children(self, node: Node, st: ParserState, first: frozenset[int]) -> None:
         """Follow the children of `node` whose byte is in `first`, one by one."""
@@ -474,6 +494,20 @@ class _Walk:
                     at = st if k == 0 else st.skip(k)
                     self.parts.append(ids[mine[sel][_accepted_tails(tails, at, self.budget)[tail_ids[sel]]]])
         return rows[~later]
+
+
+def _forced_literal(st: ParserState) -> tuple[bytes, ParserState] | None:
+    """The text a one-stack state must read next and the state after it, when its top frame says
+    (`forced_text`: a property name that can only be one known name)."""
+    if len(st.stacks) != 1 or not st.stacks[0]:
+        return None
+    stack = st.stacks[0]
+    hint = getattr(stack[-1], "forced_text", None)
+    got = hint() if hint is not None else None
+    if got is None or len(got[1]) != 1:
+        return None
+    text, (frames,) = got
+    return text.encode("utf-8"), st.grammar.state((stack[:-1] + frames,))
 
 
 def _forced_byte(st: ParserState) -> int | None:
