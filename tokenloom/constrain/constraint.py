@@ -26,9 +26,9 @@ READY_MASK_BYTES = 48 << 20  # whole bool masks kept ready to hand out (about 19
 
 # Masks are computed on a representative state (ParserState.mask_rep) that takes the same strings of up
 # to HORIZON chars: a string far from its maxLength, a counted repeat far from its bound. A token of
-# fewer than LONG_CHARS chars spans at most HORIZON of them (one more when it completes an unfinished
-# character). The longer ones (36 of Gemma 3's 262k tokens, mostly runs of tabs or newlines) are judged
-# from the state itself. The shorter the horizon, the more states share a mask.
+# fewer than LONG_CHARS chars reads at most HORIZON chars (its own, and one more when its first bytes
+# complete an unfinished character). The longer ones (36 of Gemma 3's 262k tokens, mostly runs of tabs or
+# newlines) are judged from the state itself. The shorter the horizon, the more states share a mask.
 LONG_CHARS = 20
 HORIZON = LONG_CHARS
 _LONG: dict[int, tuple[ByteTrie, IntArray, list[bytes]]] = {}  # id(trie) -> its long tokens

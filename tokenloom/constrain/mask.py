@@ -245,8 +245,9 @@ class _Walk:
         return True
 
     def _follow_literal(self, node: Node, data: bytes, after: ParserState) -> None:
-        """Down the trie along `data`, the text `st` must read next (a known name's rest): the tokens
-        ending on the way are all in; those going past its end are walked from `after`."""
+        """Down the trie along `data`, the text the state at `node` must read next (a known name's
+        rest, an enum's text): the tokens ending on the way are all in; those going past its end are
+        walked from `after`, the state once it is read."""
         trie, ids = self.trie, self.trie.ids
         self.spend(len(data))
         for byte in data:
@@ -498,7 +499,7 @@ class _Walk:
 
 def _forced_literal(st: ParserState) -> tuple[bytes, ParserState] | None:
     """The text a one-stack state must read next and the state after it, when its top frame says
-    (`forced_text`: a property name that can only be one known name)."""
+    (`forced_text`: a property name that can only be one known name, an enum's remaining text)."""
     if len(st.stacks) != 1 or not st.stacks[0]:
         return None
     stack = st.stacks[0]

@@ -420,6 +420,10 @@ class Regex:
             self._full[state] = True
         return True
 
+    def states_made(self) -> int:
+        """How many DFA states the lazy construction has made so far."""
+        return len(self._dstates)
+
     def class_of(self, cp: int) -> int:
         """The index of the character class holding `cp`: chars of one class move every state alike."""
         return bisect.bisect_right(self.bounds, cp) - 1

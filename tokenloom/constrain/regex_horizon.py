@@ -62,7 +62,7 @@ class _Signatures:
         if hit is not None:
             return hit
         budget[0] -= 1
-        if budget[0] < 0 or len(d.regex._dstates) > MAX_EXPLORED:
+        if budget[0] < 0 or d.regex.states_made() > MAX_EXPLORED:
             raise _GiveUp
         shape: tuple[object, ...]
         if depth == 0:
