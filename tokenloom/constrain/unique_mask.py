@@ -82,6 +82,10 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
     """`twin_parts` (the mask of `st`'s twin) with the later-item tokens judged from `st` itself, and,
     when the twin forgot an unfinished item that may repeat a seen one, the allowed tokens that hold
     a closing byte as well."""
+    # the twin allows a superset of what `st` does: its refusals stand
+    later, later_pieces = later_item_tokens(trie)
+    taken = np.flatnonzero(_allows(twin_parts, later)).tolist()
+    ids, pieces = later[taken], [later_pieces[at] for at in taken]
     if twin_forgets_repeatable(st):
         allowed = to_mask(twin_parts, trie.n_vocab)
         closing, closing_pieces = (
@@ -92,15 +96,8 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
         if rules:  # only a token that may complete one of the items by its rule (see _may_complete)
             for at in np.flatnonzero(keep).tolist():
                 keep[at] = any(_may_complete(closing_pieces[at], rule) for rule in rules)
-        later, later_pieces = later_item_tokens(trie)
-        taken = allowed[later]
-        ids = np.concatenate((closing[keep], later[taken]))
-        pieces = [closing_pieces[at] for at in np.flatnonzero(keep).tolist()]
-        pieces += [later_pieces[at] for at in np.flatnonzero(taken).tolist()]
-    else:
-        later, later_pieces = later_item_tokens(trie)
-        taken = _allows(twin_parts, later)
-        ids, pieces = later[taken], [later_pieces[at] for at in np.flatnonzero(taken).tolist()]
+        ids = np.concatenate((closing[keep], ids))
+        pieces = [closing_pieces[at] for at in np.flatnonzero(keep).tolist()] + pieces
     if not len(ids):
         return twin_parts
     good = np.array([feed_bytes(st, pending, piece)[0] is not None for piece in pieces], dtype=np.bool_)
