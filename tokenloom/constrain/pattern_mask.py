@@ -1,10 +1,11 @@
 """Inside a pattern string, the tokens the pattern lets through: its DFA run on the whole vocabulary at once.
 
 A token that stays inside the string (no quote, no backslash) is decided by the pattern's DFA state alone
-and the room left under maxLength: that verdict is computed for every token in one vectorised pass over the
-trie's nodes, each distinct token prefix stepped once (numpy; the DFA table over the pattern's character
-classes is filled lazily, only the cells some token reaches, and bounded in states) and kept per DFA state,
-so no pattern shape costs more than one pass, never a walk whose size grows with nested or counted repeats.
+and the room left under maxLength: that verdict is computed for every token in one pass over the trie's
+nodes, each distinct token prefix stepped once (compiled in _native.c; numpy without it; the DFA table over
+the pattern's character classes is filled lazily, only the cells some token reaches, and bounded in states)
+and kept per DFA state, so no pattern shape costs more than one pass, never a walk whose size grows with
+nested or counted repeats.
 Tokens that close or escape the string are few and left to the caller. Knows nothing of JSON frames or
 parser states: it is handed a DFA state and the trie.
 """
@@ -18,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet, utf8_len
+from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.regex import DState, Regex
 from tokenloom.constrain.trie import BoolArray, ByteTrie
 
@@ -106,7 +108,45 @@ class _TrieViews:
                 self.quote_tail[row] = tails.setdefault(key[cut + 1 :], len(tails))
         self.quote_tails = ByteTrie(list(tails.items()), len(tails), with_tails=False)
         self.empty_tail = tails.get(b"")  # tokens ending with the quote: nothing to check after it
+        # the node of each stop's text before its quote or backslash (-1: no text): its state is the
+        # pattern's state there, read off a run instead of stepping the text again per verdict
+        cuts = np.array([len(before.encode("utf-8")) for _, before, _, _ in self.stops], dtype=np.int64)
+        stop_rows = np.array([row for row, _, _, _ in self.stops], dtype=np.int64)
+        self.stop_nodes = np.full(len(self.stops), -1, dtype=np.int64)
+        for cut in np.unique(cuts[cuts > 0]).tolist():
+            mine = np.flatnonzero(cuts == cut)
+            at = np.searchsorted(self.level_rows[cut - 1], stop_rows[mine], side="right") - 1
+            self.stop_nodes[mine] = self.base[cut - 1] + at
+        self.valid_leaf = leaf[~trie.invalid]  # the node where each valid row ends ...
+        self.valid_ids = trie.ids[~trie.invalid]  # ... and its token id
         self.invalid_rows = np.nonzero(trie.invalid)[0].tolist()
+        self._links: _Links | None = None
+
+    def links(self) -> _Links:
+        """The levels laid end to end, for the compiled run (made on its first use)."""
+        if self._links is None:
+            self._links = _Links(self)
+        return self._links
+
+
+class _Links:
+    """Per node of all levels laid end to end: its char (as in `level_chars`), its parent (-1 at the
+    first level) and its children's range, all as global node indices."""
+
+    def __init__(self, views: _TrieViews) -> None:
+        levels = len(views.level_rows)
+        self.node_char: I32 = np.concatenate(views.level_chars).astype(np.int32)
+        self.parent: I32 = np.concatenate(
+            [np.full(len(views.level_rows[0]), -1, dtype=np.int32), *views.parent[1:]]
+        ).astype(np.int32)
+        last = np.zeros(len(views.level_rows[-1]) if levels else 0, dtype=np.int32)
+        self.kid_lo: I32 = np.concatenate(
+            [(views.base[j + 1] + views.child_lo[j]).astype(np.int32) for j in range(levels - 1)] + [last]
+        )
+        self.kid_hi: I32 = np.concatenate(
+            [(views.base[j + 1] + views.child_hi[j]).astype(np.int32) for j in range(levels - 1)] + [last]
+        )
+        self.first_level: I32 = np.arange(len(views.level_rows[0]) if levels else 0, dtype=np.int32)
 
 
 class Verdict:
@@ -114,15 +154,15 @@ class Verdict:
 
     __slots__ = ("feed_rows", "n_vocab", "packed", "quote_chars", "quote_ok", "quote_rows", "quote_tail")
 
-    def __init__(self, inside: BoolArray, views: _TrieViews, d: DState) -> None:
+    def __init__(self, inside: BoolArray, views: _TrieViews, at_stops: list[DState | None]) -> None:
+        """`at_stops`: the pattern's state before each of `views.stops`' quote or backslash (None: dead)."""
         self.packed = np.packbits(inside)  # by token id: no quote or backslash, and the pattern survives it
         self.n_vocab = len(inside)
         rows: list[int] = []
         chars: list[int] = []
         accepting: list[bool] = []
         feed: list[int] = []
-        for row, before, stop, after in views.stops:
-            at = _after(d, before)
+        for (row, before, stop, after), at in zip(views.stops, at_stops, strict=True):
             if at is None:
                 continue
             if stop == 0x22:
@@ -140,15 +180,6 @@ class Verdict:
     def inside(self) -> BoolArray:
         """A fresh bool mask of the tokens that stay inside the string alive."""
         return np.unpackbits(self.packed, count=self.n_vocab).view(np.bool_)
-
-
-def _after(d: DState, text: str) -> DState | None:
-    at: DState | None = d
-    for ch in text:
-        if at is None:
-            return None
-        at = at.step(ch)
-    return at
 
 
 _ESCAPED = {ord("n"): "\n", ord("t"): "\t", ord("r"): "\r", ord("b"): "\b", ord("f"): "\f"}
@@ -198,6 +229,7 @@ class PatternTable:
         self.verdicts: OrderedDict[DState, Verdict] = OrderedDict()
         self.lock = threading.Lock()
         self.too_big = False
+        self.native = NATIVE is not None  # the compiled run; the numpy one without it (and in tests)
 
     def _number(self, d: DState) -> int | None:
         """The table row of `d`, made on first sight; None past the bound on states."""
@@ -258,8 +290,40 @@ class PatternTable:
         return nxt
 
     def _run(self, start: int) -> Verdict | None:
-        """Every trie node from `start`, level by level, expanding only the children of nodes still alive
-        (a continuation byte keeps the state); None when the table outgrows its bound."""
+        """Every trie node from `start`, expanding only the children of nodes still alive (a
+        continuation byte keeps the state); None when the table outgrows its bound."""
+        state = self._states_native(start) if self.native else self._states_numpy(start)
+        if state is None:
+            return None
+        bl, states = self.views, self.states
+        inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)
+        inside[bl.valid_ids[state[bl.valid_leaf] >= 2]] = True
+        at = np.where(bl.stop_nodes >= 0, state[np.maximum(bl.stop_nodes, 0)], start).tolist()
+        return Verdict(inside, bl, [states[s - 2] if s >= 2 else None for s in at])
+
+    def _states_native(self, start: int) -> I32 | None:
+        """Each node's table state, by the compiled breadth-first run: it stops at cells not computed
+        yet, which are filled here before it resumes from the nodes that met them."""
+        assert NATIVE is not None  # internal: called only when it was built
+        links = self.views.links()
+        state = np.zeros(self.views.n_nodes, dtype=np.int32)
+        pending = np.empty(self.views.n_nodes, dtype=np.int32)
+        roots = links.first_level
+        while True:
+            count = NATIVE.dfa_run(
+                self.table, self.width, start, self.char_class, links.node_char, links.parent,
+                links.kid_lo, links.kid_hi, roots, state, pending,
+            )  # fmt: skip
+            if not count:
+                return state
+            roots = pending[:count].copy()
+            up = links.parent[roots]
+            before = np.where(up >= 0, state[np.maximum(up, 0)], start)
+            if not self._fill(np.unique(before * self.width + self.char_class[links.node_char[roots]])):
+                return None
+
+    def _states_numpy(self, start: int) -> I32 | None:
+        """Each node's table state, level by level in numpy (the reference for the compiled run)."""
         bl = self.views
         char_class = self.char_class
         state = np.zeros(bl.n_nodes, dtype=np.int32)  # nodes never reached count as dead
@@ -293,9 +357,7 @@ class PatternTable:
                 return None
             state[bl.base[j] + nodes] = nxt
             live = nodes[nxt >= 2]
-        inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)
-        inside[self.trie.ids[(state[bl.leaf] >= 2) & ~self.trie.invalid]] = True
-        return Verdict(inside, bl, self.states[start - 2])
+        return state
 
 
 _TABLES_LOCK = threading.Lock()

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet, utf8_len, utf8_prefix_range
+from tokenloom.constrain.native import NATIVE
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
@@ -205,15 +206,16 @@ class FreeIndex:
         all_non_ascii = non_ascii.ranges == ((0x80, 0x10FFFF),)
         if all_non_ascii:
             table[0x80:] = False
-        bad = table.take(trie.flat)
+        bad = None
         if non_ascii.ranges and not all_non_ascii:  # judge multi-byte characters one by one
             los = np.array([lo for lo, _ in non_ascii.ranges], dtype=np.int64)
             his = np.array([hi for _, hi in non_ascii.ranges], dtype=np.int64)
             where, cps, inverse = trie.multi_byte_chars()
             at = np.searchsorted(los, cps, side="right") - 1
             inside = (at >= 0) & (cps <= his[np.maximum(at, 0)])
+            bad = table.take(trie.flat)
             bad[where] = ~inside[inverse]
-        self.first_bad, self.last_bad = _first_last(trie, bad)
+        self.first_bad, self.last_bad = scan_runs(trie, table, bad, native=NATIVE is not None)
         # A token ending inside a character stays in a run that takes every non-ASCII character (some
         # completion is in the run); otherwise it is checked byte by byte like any other.
         forced = trie.dead if all_non_ascii else trie.invalid
@@ -281,6 +283,22 @@ class Padding:
         self.lead = lead[mixed][order]
         self.rest: IntArray = np.array(rest_of, dtype=np.int32)[order]
         self.bounds = np.searchsorted(first[order], np.arange(257))
+
+
+def scan_runs(
+    trie: ByteTrie, table: BoolArray, bad: BoolArray | None, *, native: bool
+) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+    """Per row: the position of its first bad byte (1 << 14: none) and the end of its last (0: none).
+    A byte is bad where `bad` says so, or, without `bad`, where the 256-entry `table` marks its value.
+    `native`: by the compiled scan (one pass, no 2M-entry temporaries); else by numpy."""
+    if native:
+        assert NATIVE is not None  # internal: callers ask for it only when it was built
+        first = np.empty(len(trie.keys), dtype=np.int16)
+        last = np.empty(len(trie.keys), dtype=np.int16)
+        flags = np.zeros(0, dtype=np.bool_) if bad is None else bad
+        NATIVE.scan_runs(trie.flat, table, flags, trie.offsets, trie.lengths, first, last)
+        return first, last
+    return _first_last(trie, table.take(trie.flat) if bad is None else bad)
 
 
 def _first_last(trie: ByteTrie, bad: BoolArray) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:

@@ -1,0 +1,116 @@
+"""The compiled passes (constrain/_native.c) against their numpy versions, and against hostile arguments."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from tests.unit.constrain.test_free_index import CLASSES
+from tests.unit.constrain.test_pattern_masks import EDGES, ISSUE_SHAPES
+from tokenloom.constrain.charset import CharSet
+from tokenloom.constrain.formats import FORMATS
+from tokenloom.constrain.native import NATIVE
+from tokenloom.constrain.pattern_mask import PatternTable, _TrieViews
+from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.trie import ByteTrie, scan_runs, trie_for
+from tokenloom.engine.vocab import Vocab
+
+
+def test_the_compiled_core_is_built() -> None:
+    """The README's install compiles it (gcc is among its requirements); without it the masks fall back
+    to numpy, right but slower, and the comparisons below would test nothing."""
+    assert NATIVE is not None
+
+
+def _bad_table(klass: CharSet) -> np.ndarray:
+    return np.array([not klass.contains_cp(b) for b in range(128)] + [True] * 128, dtype=np.bool_)
+
+
+@pytest.mark.parametrize("name", list(CLASSES))
+def test_scan_matches_numpy(name: str, vocab: Vocab) -> None:
+    trie = trie_for(vocab)
+    table = _bad_table(CLASSES[name])
+    flips = table.take(trie.flat)
+    rng = random.Random(name)
+    for at in rng.sample(range(len(flips)), 20_000):  # bad bytes no table could give
+        flips[at] = not flips[at]
+    for bad in (None, flips):
+        got = scan_runs(trie, table, bad, native=True)
+        want = scan_runs(trie, table, bad, native=False)
+        assert np.array_equal(got[0], want[0])
+        assert np.array_equal(got[1], want[1])
+
+
+def _patterns() -> list[Regex]:
+    found: list[str] = []
+
+    def collect(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "pattern" and isinstance(value, str):
+                    found.append(value)
+                else:
+                    collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    for _, schema, _ in ISSUE_SHAPES + EDGES:
+        collect(schema)
+    return [Regex(p, search=True, lenient=True) for p in found] + [Regex(f) for f in FORMATS.values()]
+
+
+def test_dfa_run_matches_numpy(vocab: Vocab) -> None:
+    """Every verdict (tokens inside, tokens closing, escapes) at the start of each pattern and after a
+    few chars, by the compiled run and by the numpy one, each on a table of its own."""
+    trie = trie_for(vocab)
+    views = _TrieViews(trie)
+    compared = 0
+    for regex in _patterns():
+        native, plain = PatternTable(regex, trie, views), PatternTable(regex, trie, views)
+        plain.native = False
+        at = regex.initial
+        states = [at]
+        for ch in "a0Z-./:x ":
+            nxt = at.step(ch)
+            if nxt is not None:
+                at = nxt
+                states.append(at)
+        for d in states:
+            got, want = native.verdict(d), plain.verdict(d)
+            assert (got is None) == (want is None), regex.pattern
+            if got is None or want is None:
+                continue
+            compared += 1
+            assert np.array_equal(got.packed, want.packed), regex.pattern
+            assert np.array_equal(got.quote_rows, want.quote_rows), regex.pattern
+            assert np.array_equal(got.quote_ok, want.quote_ok), regex.pattern
+            assert got.feed_rows == want.feed_rows, regex.pattern
+    assert compared > 50
+
+
+def test_bad_arguments_raise_instead_of_reading_outside(vocab: Vocab) -> None:
+    assert NATIVE is not None
+    small = ByteTrie([(b"ab", 0), (b"c", 1)], 2)
+    first = np.empty(2, dtype=np.int16)
+    last = np.empty(2, dtype=np.int16)
+    table = np.zeros(256, dtype=np.bool_)
+    offsets = np.array([0, 7], dtype=np.int64)  # the second row past the end of the bytes
+    with pytest.raises(ValueError):
+        NATIVE.scan_runs(small.flat, table, np.zeros(0, np.bool_), offsets, small.lengths, first, last)
+    with pytest.raises(ValueError):
+        NATIVE.scan_runs(
+            small.flat, table[:100], np.zeros(0, np.bool_), small.offsets, small.lengths, first, last
+        )
+    n = 3
+    zeros = np.zeros(n, dtype=np.int32)
+    far = np.array([0, 5, 0], dtype=np.int32)  # a child range past the last node
+    run_table = np.full((3, 2), 2, dtype=np.int32)
+    for kid_lo, kid_hi, start in ((zeros, far, 0), (zeros, zeros, 9)):
+        with pytest.raises(ValueError):
+            NATIVE.dfa_run(
+                run_table, 2, start, zeros[:1], zeros, np.full(n, -1, np.int32), kid_lo, kid_hi,
+                np.arange(n, dtype=np.int32), np.zeros(n, np.int32), np.empty(n, np.int32),
+            )  # fmt: skip

@@ -1,0 +1,184 @@
+/* The two whole-vocabulary passes of the mask engine, compiled: the per-class scan behind each
+ * FreeIndex and the pattern DFA run over the trie's nodes (pattern_mask.py). Both are plain loops
+ * over arrays the Python side owns; the numpy versions in trie.py and pattern_mask.py stay the
+ * reference and the fallback when this module is not built. Every index read from an array is
+ * checked against the array's length: a bad argument raises ValueError, never reads out of bounds.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define NO_BAD (1 << 14) /* "no bad byte" as the numpy scan writes it */
+
+static int check_size(Py_buffer *b, Py_ssize_t item, Py_ssize_t count, const char *name) {
+    if (b->len != item * count) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes", name, count, item);
+        return -1;
+    }
+    return 0;
+}
+
+/* scan_runs(flat u8[N], table u8[256], bad u8[N] or b"", offsets i64[R], lengths i16[R],
+ *           first i16[R] (out), last i16[R] (out))
+ * Per row: where its first bad byte is (NO_BAD: none) and where its last bad byte ends (0: none).
+ * A byte is bad when bad[i] is set, or, with an empty `bad`, when table[flat[i]] is. */
+static PyObject *scan_runs(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer flat, table, bad, offsets, lengths, first, last;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*", &flat, &table, &bad, &offsets, &lengths, &first, &last))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n_bytes = flat.len, rows = lengths.len / 2;
+    if (check_size(&table, 1, 256, "table") || (bad.len && check_size(&bad, 1, n_bytes, "bad")) ||
+        check_size(&offsets, 8, rows, "offsets") || check_size(&lengths, 2, rows, "lengths") ||
+        check_size(&first, 2, rows, "first") || check_size(&last, 2, rows, "last"))
+        goto done;
+    const uint8_t *fl = flat.buf, *tb = table.buf, *bd = bad.len ? bad.buf : NULL;
+    const int64_t *off = offsets.buf;
+    const int16_t *len = lengths.buf;
+    int16_t *fo = first.buf, *lo = last.buf;
+    int outside = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int64_t start = off[r], n = len[r];
+        if (start < 0 || n < 0 || start + n > n_bytes) {
+            outside = 1;
+            break;
+        }
+        /* from the front to the first bad byte, then from the back to the last one: a narrow class
+         * settles most rows in two reads */
+        int64_t i = 0, j = n - 1;
+        if (bd) {
+            while (i < n && !bd[start + i]) i++;
+            while (j > i && !bd[start + j]) j--;
+        } else {
+            while (i < n && !tb[fl[start + i]]) i++;
+            while (j > i && !tb[fl[start + j]]) j--;
+        }
+        fo[r] = i < n ? (int16_t)i : NO_BAD;
+        lo[r] = i < n ? (int16_t)(j + 1) : 0;
+    }
+    Py_END_ALLOW_THREADS
+    if (outside) {
+        PyErr_SetString(PyExc_ValueError, "offsets/lengths: a row outside flat");
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&bad);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&first);
+    PyBuffer_Release(&last);
+    return result;
+}
+
+/* A run of sibling nodes [lo, hi) and the state of their parent. */
+typedef struct {
+    int32_t lo, hi, from;
+} Span;
+
+/* dfa_run(table i32[S*width], width, start, char_class i32[C], node_char i32[N], parent i32[N],
+ *         kid_lo i32[N], kid_hi i32[N], roots i32[K], state i32[N] (in/out), pending i32[N] (out))
+ *   -> the number of pending nodes
+ * From each root down (breadth first, siblings together), a node's state is the table cell of its parent's state
+ * (`start` for a node without parent) and its char's class; a node whose state is 2 or more is alive
+ * and its children [kid_lo, kid_hi) follow. A cell not computed yet (negative) stops there: the node
+ * goes to `pending`, for the caller to fill the cell and resume from it. */
+static PyObject *dfa_run(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer table, char_class, node_char, parent, kid_lo, kid_hi, roots, state, pending;
+    Py_ssize_t width;
+    int start;
+    if (!PyArg_ParseTuple(args, "y*niy*y*y*y*y*y*w*w*", &table, &width, &start, &char_class, &node_char,
+                          &parent, &kid_lo, &kid_hi, &roots, &state, &pending))
+        return NULL;
+    PyObject *result = NULL;
+    Span *queue = NULL;
+    Py_ssize_t n = state.len / 4, cells = table.len / 4, n_class = char_class.len / 4, n_roots = roots.len / 4;
+    if (width <= 0 || check_size(&node_char, 4, n, "node_char") || check_size(&parent, 4, n, "parent") ||
+        check_size(&kid_lo, 4, n, "kid_lo") || check_size(&kid_hi, 4, n, "kid_hi") ||
+        check_size(&pending, 4, n, "pending") || n_roots > n || start < 0 || (Py_ssize_t)start * width >= cells)
+        goto bad_args;
+    const int32_t *tb = table.buf, *cc = char_class.buf, *nc = node_char.buf, *par = parent.buf;
+    const int32_t *klo = kid_lo.buf, *khi = kid_hi.buf, *rt = roots.buf;
+    int32_t *st = state.buf, *pend = pending.buf;
+    /* one span per root, then at most one per node (its children) */
+    queue = malloc(sizeof(Span) * (size_t)(n_roots + n + 1));
+    if (!queue) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t head = 0, tail = 0, n_pending = 0;
+    int outside = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n_roots && !outside; i++) {
+        int32_t node = rt[i];
+        int32_t up = (node >= 0 && node < n) ? par[node] : -2;
+        int64_t from = up == -1 ? start : (up >= 0 && up < n ? st[up] : -1);
+        if (from < 0) outside = 1;
+        else queue[tail++] = (Span){node, node + 1, (int32_t)from};
+    }
+    while (head < tail && !outside) {
+        Span sp = queue[head++];
+        int64_t row = (int64_t)sp.from * width;
+        if (row + width > cells) {
+            outside = 1;
+            break;
+        }
+        const int32_t *cell = tb + row;
+        for (int32_t k = sp.lo; k < sp.hi; k++) {
+            int32_t ch = nc[k];
+            int32_t k_class = (ch >= 0 && ch < n_class) ? cc[ch] : -1;
+            if (k_class < 0 || k_class >= width) {
+                outside = 1;
+                break;
+            }
+            int32_t next = cell[k_class];
+            if (next < 0) {
+                pend[n_pending++] = k;
+                continue;
+            }
+            st[k] = next;
+            if (next >= 2 && klo[k] < khi[k]) {
+                if (klo[k] < 0 || khi[k] > n || tail >= n_roots + n + 1) {
+                    outside = 1;
+                    break;
+                }
+                queue[tail++] = (Span){klo[k], khi[k], next};
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (outside) goto bad_args;
+    result = PyLong_FromSsize_t(n_pending);
+    goto done;
+bad_args:
+    PyErr_SetString(PyExc_ValueError, "dfa_run: an index outside its array");
+done:
+    free(queue);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&char_class);
+    PyBuffer_Release(&node_char);
+    PyBuffer_Release(&parent);
+    PyBuffer_Release(&kid_lo);
+    PyBuffer_Release(&kid_hi);
+    PyBuffer_Release(&roots);
+    PyBuffer_Release(&state);
+    PyBuffer_Release(&pending);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scan_runs", scan_runs, METH_VARARGS, "Per row: the first bad byte and the end of the last."},
+    {"dfa_run", dfa_run, METH_VARARGS, "A pattern's DFA over the trie's nodes, breadth first."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
