@@ -547,18 +547,50 @@ def _excluded(node: Node, trie: ByteTrie, only: BoolArray) -> list[Node]:
 
 
 def _accepted_tails(tails: ByteTrie, st: ParserState, budget: list[int] | None) -> BoolArray:
-    """Which tails (all starting with a byte outside the run) `st` accepts; memoised on the state."""
+    """Which tails (all starting with a byte outside the run) `st` accepts; memoised on the state.
+
+    Below an ASCII first byte, the tails are judged from the state that byte leads to and memoised on
+    that state too: many states close the same way (a string at each count under maxLength, each
+    state of a pattern that may end there: the quote leads back to one same state)."""
     memo = st.memo
     if memo is None:
         memo = st.memo = {}
     hit = memo.get(tails)
     if hit is None:
-        walk = _Walk(tails, budget)
-        walk.walk_children(tails.root, st, st.allowed_chars().first_bytes())
         acc = np.zeros(tails.n_vocab, dtype=np.bool_)
+        walk = _Walk(tails, budget)
+        children = tails.root.children(tails)
+        first = st.allowed_chars().first_bytes()
+        for b in first if len(first) < len(children) else children:
+            child = children.get(b)
+            if child is None or b not in first:
+                continue
+            if b >= 0x80:
+                walk.walk(child, st, bytes((b,)))
+                continue
+            nxt = st.add_char(chr(b))
+            if nxt is not None:
+                acc[_accepted_below(tails, child, b, nxt, budget)] = True
         for part in walk.parts:
             acc[part] = True
         memo[tails] = hit = acc
+    return hit  # type: ignore[return-value]
+
+
+def _accepted_below(
+    tails: ByteTrie, child: Node, byte: int, st: ParserState, budget: list[int] | None
+) -> IntArray:
+    """The tails below the root's `child` (first byte `byte`) that `st`, the state after that byte,
+    accepts; memoised on `st`."""
+    memo = st.memo
+    if memo is None:
+        memo = st.memo = {}
+    key = (tails, byte)
+    hit = memo.get(key)
+    if hit is None:
+        walk = _Walk(tails, budget)
+        walk.walk(child, st, b"")
+        memo[key] = hit = _joined(walk.parts)
     return hit  # type: ignore[return-value]
 
 
@@ -679,16 +711,14 @@ def _padded(trie: ByteTrie, room: int, below: ParserState) -> MaskParts:
     whose leading whitespace fits and whose rest `below` takes, by one walk over the trie of rests
     (the plain walk follows every run of spaces, tabs and newlines the vocabulary holds and walks the
     same rests again after each)."""
-    base, packed, ids, minus = compute(trie, below)
+    base, packed, ids, minus = _below_parts(trie, below)
     pad = trie.padding()
     extra = [pad.only_ids[pad.only_len <= room]]
     first = below.allowed_chars().first_bytes()
-    walk = _Walk(pad.rests)
-    walk.walk_children(pad.rests.root, below, first)
-    if walk.parts:
+    taken = _rests_taken(pad.rests, below, first)
+    if len(taken):
         took = np.zeros(pad.rests.n_vocab, dtype=np.bool_)
-        for part in walk.parts:
-            took[part] = True
+        took[taken] = True
         for b in sorted(first):
             lo, hi = int(pad.bounds[b]), int(pad.bounds[b + 1])
             if lo < hi:
@@ -700,6 +730,40 @@ def _padded(trie: ByteTrie, room: int, below: ParserState) -> MaskParts:
     full[more] = True
     empty = np.zeros(0, dtype=np.int32)
     return None, np.packbits(full), empty, empty
+
+
+_MEMO_BELOW_IDS = 4_096  # the largest id lists a state below whitespace keeps of its own mask
+
+
+def _below_parts(trie: ByteTrie, below: ParserState) -> MaskParts:
+    """`compute(trie, below)`, memoised on `below` when small: whitespace states differing only in
+    the room left (or in what they sit on) share the state below them (about 40% of them repeat one)."""
+    memo = below.memo
+    if memo is None:
+        memo = below.memo = {}
+    key = ("below", trie)
+    hit = memo.get(key)
+    if hit is None:
+        hit = compute(trie, below)
+        _, packed, ids, minus = hit
+        if packed is None and len(ids) + len(minus) <= _MEMO_BELOW_IDS:
+            memo[key] = hit
+    return hit  # type: ignore[return-value]
+
+
+def _rests_taken(rests: ByteTrie, below: ParserState, first: frozenset[int]) -> IntArray:
+    """The rests (tokens after their leading whitespace) `below` takes, by one walk over their trie;
+    memoised on `below`."""
+    memo = below.memo
+    if memo is None:
+        memo = below.memo = {}
+    key = ("rests", rests)
+    hit = memo.get(key)
+    if hit is None:
+        walk = _Walk(rests)
+        walk.walk_children(rests.root, below, first)
+        memo[key] = hit = _joined(walk.parts)
+    return hit  # type: ignore[return-value]
 
 
 def compute(trie: ByteTrie, st: ParserState, pending: bytes = b"") -> MaskParts:
