@@ -85,10 +85,11 @@ typedef struct {
 /* dfa_run(table i32[S*width], width, start, char_class i32[C], node_char i32[N], parent i32[N],
  *         kid_lo i32[N], kid_hi i32[N], roots i32[K], state i32[N] (in/out), pending i32[N] (out))
  *   -> the number of pending nodes
- * From each root down (breadth first, siblings together), a node's state is the table cell of its parent's state
- * (`start` for a node without parent) and its char's class; a node whose state is 2 or more is alive
- * and its children [kid_lo, kid_hi) follow. A cell not computed yet (negative) stops there: the node
- * goes to `pending`, for the caller to fill the cell and resume from it. */
+ * A node's state is the table cell of its parent's state (`start` for a node without parent) and its
+ * char's class; a node whose state is 2 or more is alive, and its children [kid_lo, kid_hi) follow.
+ * With no roots, every node is stepped in order (nodes below dead ones are dead); else only the
+ * subtrees of the roots, breadth first, siblings together. A cell not computed yet (negative) stops
+ * there: the node goes to `pending`, for the caller to fill the cell and resume from it. */
 static PyObject *dfa_run(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer table, char_class, node_char, parent, kid_lo, kid_hi, roots, state, pending;
@@ -122,6 +123,30 @@ static PyObject *dfa_run(PyObject *self, PyObject *args) {
         int64_t from = up == -1 ? start : (up >= 0 && up < n ? st[up] : -1);
         if (from < 0) outside = 1;
         else queue[tail++] = (Span){node, node + 1, (int32_t)from};
+    }
+    if (!n_roots) {
+        /* every node once, in order (a parent comes before its children): no queue, reads in
+         * sequence; a node under a dead or pending one is dead until a resume reaches it */
+        for (Py_ssize_t k = 0; k < n; k++) {
+            int32_t up = par[k];
+            int64_t from = up < 0 ? start : (up < k ? st[up] : -2);
+            int32_t ch = nc[k];
+            int32_t k_class = (ch >= 0 && ch < n_class) ? cc[ch] : -1;
+            if (from == -2 || k_class < 0 || k_class >= width) {
+                outside = 1;
+                break;
+            }
+            int32_t next = 0;
+            if (from >= 2) {
+                if (from * width + k_class >= cells) {
+                    outside = 1;
+                    break;
+                }
+                next = tb[from * width + k_class];
+                if (next < 0) pend[n_pending++] = (int32_t)k;
+            }
+            st[k] = next;
+        }
     }
     while (head < tail && !outside) {
         Span sp = queue[head++];
@@ -173,7 +198,47 @@ done:
     return result;
 }
 
+/* alive_bits(state i32[N], leaf i64[M], ids i32[M], bits u8[(V + 7) / 8] (out, zeroed))
+ * Sets bit ids[i] (numpy's packbits order: the first id is a byte's highest bit) for each i whose
+ * node leaf[i] is alive (state 2 or more): the tokens a pattern keeps, packed, with no bool array. */
+static PyObject *alive_bits(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer state, leaf, ids, bits;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &state, &leaf, &ids, &bits)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = state.len / 4, m = ids.len / 4, n_bits = bits.len * 8;
+    if (check_size(&leaf, 8, m, "leaf")) goto done;
+    const int32_t *st = state.buf, *id = ids.buf;
+    const int64_t *lf = leaf.buf;
+    uint8_t *out = bits.buf;
+    int outside = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < m; i++) {
+        int64_t node = lf[i];
+        int32_t tid = id[i];
+        if (node < 0 || node >= n || tid < 0 || tid >= n_bits) {
+            outside = 1;
+            break;
+        }
+        if (st[node] >= 2) out[tid >> 3] |= (uint8_t)(0x80 >> (tid & 7));
+    }
+    Py_END_ALLOW_THREADS
+    if (outside) {
+        PyErr_SetString(PyExc_ValueError, "alive_bits: an index outside its array");
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&state);
+    PyBuffer_Release(&leaf);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&bits);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"alive_bits", alive_bits, METH_VARARGS, "Pack the ids of the rows whose node is alive."},
     {"scan_runs", scan_runs, METH_VARARGS, "Per row: the first bad byte and the end of the last."},
     {"dfa_run", dfa_run, METH_VARARGS, "A pattern's DFA over the trie's nodes, breadth first."},
     {NULL, NULL, 0, NULL},

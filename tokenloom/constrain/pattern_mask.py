@@ -117,6 +117,15 @@ class _TrieViews:
             mine = np.flatnonzero(cuts == cut)
             at = np.searchsorted(self.level_rows[cut - 1], stop_rows[mine], side="right") - 1
             self.stop_nodes[mine] = self.base[cut - 1] + at
+        self.stop_quote = np.array([stop == 0x22 for _, _, stop, _ in self.stops], dtype=np.bool_)
+        self.stop_rows = stop_rows
+        self.stop_escaped = np.array(
+            [after[0] if after else 256 for _, _, _, after in self.stops], dtype=np.int64
+        )
+        self.stop_chars = np.array([len(before) for _, before, _, _ in self.stops], dtype=np.int32)
+        self.stop_tail = np.array(
+            [self.quote_tail.get(row, -1) for row in stop_rows.tolist()], dtype=np.int64
+        )
         self.valid_leaf = leaf[~trie.invalid]  # the node where each valid row ends ...
         self.valid_ids = trie.ids[~trie.invalid]  # ... and its token id
         self.invalid_rows = np.nonzero(trie.invalid)[0].tolist()
@@ -146,7 +155,6 @@ class _Links:
         self.kid_hi: I32 = np.concatenate(
             [(views.base[j + 1] + views.child_hi[j]).astype(np.int32) for j in range(levels - 1)] + [last]
         )
-        self.first_level: I32 = np.arange(len(views.level_rows[0]) if levels else 0, dtype=np.int32)
 
 
 class Verdict:
@@ -154,27 +162,33 @@ class Verdict:
 
     __slots__ = ("feed_rows", "n_vocab", "packed", "quote_chars", "quote_ok", "quote_rows", "quote_tail")
 
-    def __init__(self, inside: BoolArray, views: _TrieViews, at_stops: list[DState | None]) -> None:
-        """`at_stops`: the pattern's state before each of `views.stops`' quote or backslash (None: dead)."""
-        self.packed = np.packbits(inside)  # by token id: no quote or backslash, and the pattern survives it
-        self.n_vocab = len(inside)
-        rows: list[int] = []
-        chars: list[int] = []
-        accepting: list[bool] = []
-        feed: list[int] = []
-        for (row, before, stop, after), at in zip(views.stops, at_stops, strict=True):
-            if at is None:
-                continue
-            if stop == 0x22:
-                rows.append(row)
-                chars.append(len(before))
-                accepting.append(at.accepting)
-            elif _escape_may_fit(at, after):
-                feed.append(row)
-        self.quote_rows = np.array(rows, dtype=np.int64)  # trie rows closing the string alive
-        self.quote_chars = np.array(chars, dtype=np.int32)  # chars before their quote
-        self.quote_ok = np.array(accepting, dtype=np.bool_)  # the pattern matches at their quote
-        self.quote_tail = np.array([views.quote_tail[r] for r in rows], dtype=np.int64)
+    def __init__(
+        self,
+        packed: npt.NDArray[np.uint8],
+        n_vocab: int,
+        views: _TrieViews,
+        at_stops: I32,
+        table: PatternTable,
+    ) -> None:
+        """`packed`: by token id, no quote or backslash and the pattern survives it (packbits order);
+        `at_stops`: the table row of the pattern's state before each of `views.stops`' quote or
+        backslash (below 2: dead)."""
+        self.packed = packed
+        self.n_vocab = n_vocab
+        alive = at_stops >= 2
+        quote = alive & views.stop_quote
+        self.quote_rows = views.stop_rows[quote]  # trie rows closing the string alive
+        self.quote_chars = views.stop_chars[quote]  # chars before their quote
+        self.quote_ok = table.accepting[at_stops[quote]]  # the pattern matches at their quote
+        self.quote_tail = views.stop_tail[quote]
+        escapes = np.flatnonzero(alive & ~views.stop_quote)
+        # whether an escape may fit depends on the state and the escaped byte alone: judged once per pair
+        pairs, inverse = np.unique(at_stops[escapes] * 257 + views.stop_escaped[escapes], return_inverse=True)
+        fits = np.array(
+            [_escape_may_fit(table.states[pair // 257 - 2], pair % 257) for pair in pairs.tolist()],
+            dtype=np.bool_,
+        )
+        feed = views.stop_rows[escapes[fits[inverse.ravel()]]].tolist() if len(pairs) else []
         self.feed_rows = feed + views.invalid_rows  # left to the parser, token by token
 
     def inside(self) -> BoolArray:
@@ -186,11 +200,12 @@ _ESCAPED = {ord("n"): "\n", ord("t"): "\t", ord("r"): "\r", ord("b"): "\b", ord(
 _ESCAPED.update({ord(c): c for c in '"\\/'})
 
 
-def _escape_may_fit(at: DState, after: bytes) -> bool:
-    """Whether the escape starting `after` a backslash may be a char the pattern takes next."""
-    if not after or after[0] == ord("u"):
+def _escape_may_fit(at: DState, escaped: int) -> bool:
+    """Whether the escape whose byte after the backslash is `escaped` (256: the token ends at the
+    backslash) may be a char the pattern takes next."""
+    if escaped in (256, ord("u")):
         return True
-    ch = _ESCAPED.get(after[0])
+    ch = _ESCAPED.get(escaped)
     return ch is not None and at.step(ch) is not None
 
 
@@ -226,6 +241,7 @@ class PatternTable:
         self.states: list[DState] = []
         self.table = np.zeros((2, self.width), dtype=np.int32)  # rows _DEAD and _STOP: absorbing
         self.table[_STOP, :] = _STOP
+        self.accepting = np.zeros(2, dtype=np.bool_)  # per table row: its state matches (rows 0, 1: no)
         self.verdicts: OrderedDict[DState, Verdict] = OrderedDict()
         self.lock = threading.Lock()
         self.too_big = False
@@ -246,6 +262,9 @@ class PatternTable:
             self.table = grown
         self.table[row] = self.blank
         self.table[row, self.keep] = row
+        if len(self.accepting) <= row:
+            self.accepting = np.concatenate((self.accepting, np.zeros(len(self.accepting) + 2, np.bool_)))
+        self.accepting[row] = d.accepting
         return row
 
     def _fill(self, cells: I32) -> bool:
@@ -295,20 +314,26 @@ class PatternTable:
         state = self._states_native(start) if self.native else self._states_numpy(start)
         if state is None:
             return None
-        bl, states = self.views, self.states
-        inside = np.zeros(self.trie.n_vocab, dtype=np.bool_)
-        inside[bl.valid_ids[state[bl.valid_leaf] >= 2]] = True
-        at = np.where(bl.stop_nodes >= 0, state[np.maximum(bl.stop_nodes, 0)], start).tolist()
-        return Verdict(inside, bl, [states[s - 2] if s >= 2 else None for s in at])
+        bl, n_vocab = self.views, self.trie.n_vocab
+        if self.native:
+            assert NATIVE is not None  # internal: set only when it was built
+            packed = np.zeros((n_vocab + 7) // 8, dtype=np.uint8)
+            NATIVE.alive_bits(state, bl.valid_leaf, bl.valid_ids, packed)
+        else:
+            inside = np.zeros(n_vocab, dtype=np.bool_)
+            inside[bl.valid_ids[state[bl.valid_leaf] >= 2]] = True
+            packed = np.packbits(inside)
+        at = np.where(bl.stop_nodes >= 0, state[np.maximum(bl.stop_nodes, 0)], start)
+        return Verdict(packed, n_vocab, bl, at, self)
 
     def _states_native(self, start: int) -> I32 | None:
         """Each node's table state, by the compiled breadth-first run: it stops at cells not computed
         yet, which are filled here before it resumes from the nodes that met them."""
         assert NATIVE is not None  # internal: called only when it was built
         links = self.views.links()
-        state = np.zeros(self.views.n_nodes, dtype=np.int32)
+        state = np.empty(self.views.n_nodes, dtype=np.int32)  # the first run writes every node
         pending = np.empty(self.views.n_nodes, dtype=np.int32)
-        roots = links.first_level
+        roots = _NO_ROOTS  # the first run goes over every node in order
         while True:
             count = NATIVE.dfa_run(
                 self.table, self.width, start, self.char_class, links.node_char, links.parent,
@@ -360,6 +385,7 @@ class PatternTable:
         return state
 
 
+_NO_ROOTS = np.zeros(0, dtype=np.int32)
 _TABLES_LOCK = threading.Lock()
 
 
