@@ -108,8 +108,9 @@ static PyObject *dfa_run(PyObject *self, PyObject *args) {
     const int32_t *tb = table.buf, *cc = char_class.buf, *nc = node_char.buf, *par = parent.buf;
     const int32_t *klo = kid_lo.buf, *khi = kid_hi.buf, *rt = roots.buf;
     int32_t *st = state.buf, *pend = pending.buf;
-    /* one span per root, then at most one per node (its children) */
-    queue = malloc(sizeof(Span) * (size_t)(n_roots + n + 1));
+    /* one span per root, then at most one per node (its children); none in the run over every node */
+    Py_ssize_t cap = n_roots ? n_roots + n + 1 : 1;
+    queue = malloc(sizeof(Span) * (size_t)cap);
     if (!queue) {
         PyErr_NoMemory();
         goto done;
@@ -165,12 +166,16 @@ static PyObject *dfa_run(PyObject *self, PyObject *args) {
             }
             int32_t next = cell[k_class];
             if (next < 0) {
+                if (n_pending >= n) { /* a node met twice: ranges that overlap */
+                    outside = 1;
+                    break;
+                }
                 pend[n_pending++] = k;
                 continue;
             }
             st[k] = next;
             if (next >= 2 && klo[k] < khi[k]) {
-                if (klo[k] < 0 || khi[k] > n || tail >= n_roots + n + 1) {
+                if (klo[k] < 0 || khi[k] > n || tail >= cap) {
                     outside = 1;
                     break;
                 }

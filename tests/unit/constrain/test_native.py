@@ -108,9 +108,22 @@ def test_bad_arguments_raise_instead_of_reading_outside(vocab: Vocab) -> None:
     zeros = np.zeros(n, dtype=np.int32)
     far = np.array([0, 5, 0], dtype=np.int32)  # a child range past the last node
     run_table = np.full((3, 2), 2, dtype=np.int32)
-    for kid_lo, kid_hi, start in ((zeros, far, 0), (zeros, zeros, 9)):
+    every = np.full(n, n, dtype=np.int32)  # each node's children are all the nodes: a cycle
+    no_parent = np.full(n, -1, dtype=np.int32)
+    roots = np.arange(n, dtype=np.int32)
+    for kid_lo, kid_hi, start in ((zeros, far, 0), (zeros, zeros, 9), (zeros, every, 0)):
         with pytest.raises(ValueError):
             NATIVE.dfa_run(
-                run_table, 2, start, zeros[:1], zeros, np.full(n, -1, np.int32), kid_lo, kid_hi,
-                np.arange(n, dtype=np.int32), np.zeros(n, np.int32), np.empty(n, np.int32),
+                run_table, 2, start, zeros[:1], zeros, no_parent, kid_lo, kid_hi, roots,
+                np.zeros(n, np.int32), np.empty(n, np.int32),
             )  # fmt: skip
+    later = np.array([1, 2, -1], dtype=np.int32)  # a parent after its child: not a trie in order
+    with pytest.raises(ValueError):
+        NATIVE.dfa_run(
+            run_table, 2, 0, zeros[:1], zeros, later, zeros, zeros, np.zeros(0, np.int32),
+            np.zeros(n, np.int32), np.empty(n, np.int32),
+        )  # fmt: skip
+    with pytest.raises(ValueError):
+        NATIVE.alive_bits(
+            np.zeros(n, np.int32), np.array([0, 7], np.int64), np.array([0, 1], np.int32), first
+        )
