@@ -251,7 +251,9 @@ class DState:
         return target
 
     def chain(self) -> tuple[CharSet, int] | None:
-        """(C, n): a counted run such as `[0-9a-f]{64}`: any n chars of C are accepted in a row."""
+        """(C, n): a counted run such as `[0-9a-f]{64}`: any n chars of C are accepted in a row. A run
+        of one char counts only when C holds non-ASCII chars (the last char of `[^\n]{1,64}`): walking
+        those one by one makes a state per char, thousands of them, where an ASCII class has a few."""
         if not self._has_chain:
             self._has_chain = True
             hint = self.default_any()
@@ -262,7 +264,8 @@ class DState:
                     if nxt is None or nxt is cur:
                         break
                     cur, n = nxt, n + 1
-                if n >= 2 and (cur.chars & klass).is_empty():  # the run really ends after n
+                wide = n == 1 and klass.overlaps(0x80, 0x10FFFF)
+                if (n >= 2 or wide) and (cur.chars & klass).is_empty():  # the run really ends after n
                     self._chain = (klass, n)
         return self._chain
 

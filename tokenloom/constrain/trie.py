@@ -302,7 +302,7 @@ def scan_runs(
 
 
 def _first_last(trie: ByteTrie, bad: BoolArray) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
-    """Per row: the position of its first bad byte (1 << 14: none) and the end of its last (0: none).
+    """`scan_runs` in numpy, from a flag per byte.
 
     A row whose first and last bytes are both bad is settled by those two (most rows, for a narrow
     class); the others from their bad bytes' positions, which come row by row: a row's first and

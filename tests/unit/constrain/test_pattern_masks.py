@@ -280,3 +280,18 @@ def test_walk_is_skipped_after_strikes_but_probed_now_and_then(vocab: Vocab) -> 
     costly.walked(states[MAX_STRIKES + PROBE_EVERY - 1], over_budget=False)  # the probe finished
     assert not costly.skip_walk(next(fresh))
     assert costly.skip_walk(states[0])  # states found costly stay so
+
+
+def test_last_chars_of_a_counted_run_of_any_char_in_a_name(vocab: Vocab, greedy: Greedy) -> None:
+    """Two chars, then one, left of a name's `[^\\n]{1,8}`: the last one is a run of one char (walked
+    char by char, it made a state for each of thousands of non-ASCII chars: 0.3 s for one mask). The
+    masks equal feeding every token."""
+    schema = {"type": "object", "patternProperties": {"^[^\\n]{1,8}$": {}}, "additionalProperties": False}
+    for more in ("", "f"):
+        c = compile({"json_schema": schema}, vocab)
+        assert greedy.tokens(c, '{"ab»cdé' + more) is not None
+        run = c._state.free_run()
+        assert run is not None and run[0].remaining == 2 - len(more), more  # a bounded run of the last chars
+        mask = c.allowed()
+        assert mask is not None
+        assert mask_ids(mask) == _brute_force(c, vocab), more
