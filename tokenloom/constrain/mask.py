@@ -546,15 +546,21 @@ def _excluded(node: Node, trie: ByteTrie, only: BoolArray) -> list[Node]:
     return [child for b, child in children.items() if not only[b]]
 
 
+def _memo(st: ParserState) -> dict[object, object]:
+    """What the mask walk keeps on a state (made on first use; the state drops it when forgotten)."""
+    memo = st.memo
+    if memo is None:
+        memo = st.memo = {}
+    return memo
+
+
 def _accepted_tails(tails: ByteTrie, st: ParserState, budget: list[int] | None) -> BoolArray:
     """Which tails (all starting with a byte outside the run) `st` accepts; memoised on the state.
 
     Below an ASCII first byte, the tails are judged from the state that byte leads to and memoised on
     that state too: many states close the same way (a string at each count under maxLength, each
     state of a pattern that may end there: the quote leads back to one same state)."""
-    memo = st.memo
-    if memo is None:
-        memo = st.memo = {}
+    memo = _memo(st)
     hit = memo.get(tails)
     if hit is None:
         acc = np.zeros(tails.n_vocab, dtype=np.bool_)
@@ -582,9 +588,7 @@ def _accepted_below(
 ) -> IntArray:
     """The tails below the root's `child` (first byte `byte`) that `st`, the state after that byte,
     accepts; memoised on `st`."""
-    memo = st.memo
-    if memo is None:
-        memo = st.memo = {}
+    memo = _memo(st)
     key = (tails, byte)
     hit = memo.get(key)
     if hit is None:
@@ -738,9 +742,7 @@ _MEMO_BELOW_IDS = 4_096  # the largest id lists a state below whitespace keeps o
 def _below_parts(trie: ByteTrie, below: ParserState) -> MaskParts:
     """`compute(trie, below)`, memoised on `below` when small: whitespace states differing only in
     the room left (or in what they sit on) share the state below them (about 40% of them repeat one)."""
-    memo = below.memo
-    if memo is None:
-        memo = below.memo = {}
+    memo = _memo(below)
     key = ("below", trie)
     hit = memo.get(key)
     if hit is None:
@@ -754,9 +756,7 @@ def _below_parts(trie: ByteTrie, below: ParserState) -> MaskParts:
 def _rests_taken(rests: ByteTrie, below: ParserState, first: frozenset[int]) -> IntArray:
     """The rests (tokens after their leading whitespace) `below` takes, by one walk over their trie;
     memoised on `below`."""
-    memo = below.memo
-    if memo is None:
-        memo = below.memo = {}
+    memo = _memo(below)
     key = ("rests", rests)
     hit = memo.get(key)
     if hit is None:
