@@ -19,6 +19,15 @@ static int check_size(Py_buffer *b, Py_ssize_t item, Py_ssize_t count, const cha
     return 0;
 }
 
+/* None, or NULL with a ValueError saying `message` when a loop met an index outside its array. */
+static PyObject *none_unless(int outside, const char *message) {
+    if (outside) {
+        PyErr_SetString(PyExc_ValueError, message);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* scan_runs(flat u8[N], table u8[256], bad u8[N] or b"", offsets i64[R], lengths i16[R],
  *           first i16[R] (out), last i16[R] (out))
  * Per row: where its first bad byte is (NO_BAD: none) and where its last bad byte ends (0: none).
@@ -60,12 +69,7 @@ static PyObject *scan_runs(PyObject *self, PyObject *args) {
         lo[r] = i < n ? (int16_t)(j + 1) : 0;
     }
     Py_END_ALLOW_THREADS
-    if (outside) {
-        PyErr_SetString(PyExc_ValueError, "offsets/lengths: a row outside flat");
-        goto done;
-    }
-    result = Py_None;
-    Py_INCREF(result);
+    result = none_unless(outside, "offsets/lengths: a row outside flat");
 done:
     PyBuffer_Release(&flat);
     PyBuffer_Release(&table);
@@ -228,12 +232,7 @@ static PyObject *alive_bits(PyObject *self, PyObject *args) {
         if (st[node] >= 2) out[tid >> 3] |= (uint8_t)(0x80 >> (tid & 7));
     }
     Py_END_ALLOW_THREADS
-    if (outside) {
-        PyErr_SetString(PyExc_ValueError, "alive_bits: an index outside its array");
-        goto done;
-    }
-    result = Py_None;
-    Py_INCREF(result);
+    result = none_unless(outside, "alive_bits: an index outside its array");
 done:
     PyBuffer_Release(&state);
     PyBuffer_Release(&leaf);

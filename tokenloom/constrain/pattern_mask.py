@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -41,8 +42,8 @@ class _TrieViews:
 
     Level j holds the nodes of depth j + 1 in sorted order, each with the character its last byte
     ends (an index into `chars`; a byte inside a character: len(chars)); the children of a node of level
-    j are a contiguous run of level j + 1 (`child_lo`/`child_hi`). `leaf` is the node where each row
-    (sorted order) ends, as an index into all levels laid end to end (`base`)."""
+    j are a contiguous run of level j + 1 (`child_lo`/`child_hi`). Nodes are also numbered across all
+    levels laid end to end (`base`): `valid_leaf` is where each valid row (sorted order) ends."""
 
     def __init__(self, trie: ByteTrie) -> None:
         n = len(trie.keys)
@@ -85,51 +86,59 @@ class _TrieViews:
             self.child_hi.append(hi.astype(np.int32))
             self.parent.append((self.base[j] + parents).astype(np.int32))
         last_byte = lengths - 1
-        leaf = np.zeros(n, dtype=np.int64)
+        leaf = np.zeros(n, dtype=np.int64)  # the node where each row ends
         for j in range(trie.max_len):
             mine = np.flatnonzero(last_byte == j)
-            # the last node starting at or before the row: a duplicate key shares its first copy's node
-            leaf[mine] = self.base[j] + np.searchsorted(self.level_rows[j], mine, side="right") - 1
-        self.leaf = leaf
+            leaf[mine] = self._node_at(mine, j + 1)
         self.n_nodes = int(self.base[-1])
         self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
         self.nchars_id[trie.ids] = trie.nchars
-        # rows with a quote or backslash: (row, text before it, its byte, what follows)
-        self.stops: list[tuple[int, str, int, bytes]] = []
-        tails: dict[bytes, int] = {}
-        self.quote_tail: dict[int, int] = {}  # row -> id of its text after the quote in `quote_tails`
-        for row in trie.rows_holding(b'"\\').tolist():
-            key = trie.keys[row]
-            cut = min(i for i in (key.find(b'"'), key.find(b"\\")) if i >= 0)
-            if trie.invalid[row]:
-                continue
-            self.stops.append((row, key[:cut].decode("utf-8"), key[cut], key[cut + 1 :]))
-            if key[cut] == 0x22:
-                self.quote_tail[row] = tails.setdefault(key[cut + 1 :], len(tails))
-        self.quote_tails = ByteTrie(list(tails.items()), len(tails), with_tails=False)
-        self.empty_tail = tails.get(b"")  # tokens ending with the quote: nothing to check after it
-        # the node of each stop's text before its quote or backslash (-1: no text): its state is the
-        # pattern's state there, read off a run instead of stepping the text again per verdict
-        cuts = np.array([len(before.encode("utf-8")) for _, before, _, _ in self.stops], dtype=np.int64)
-        stop_rows = np.array([row for row, _, _, _ in self.stops], dtype=np.int64)
-        self.stop_nodes = np.full(len(self.stops), -1, dtype=np.int64)
-        for cut in np.unique(cuts[cuts > 0]).tolist():
-            mine = np.flatnonzero(cuts == cut)
-            at = np.searchsorted(self.level_rows[cut - 1], stop_rows[mine], side="right") - 1
-            self.stop_nodes[mine] = self.base[cut - 1] + at
-        self.stop_quote = np.array([stop == 0x22 for _, _, stop, _ in self.stops], dtype=np.bool_)
-        self.stop_rows = stop_rows
-        self.stop_escaped = np.array(
-            [after[0] if after else 256 for _, _, _, after in self.stops], dtype=np.int64
-        )
-        self.stop_chars = np.array([len(before) for _, before, _, _ in self.stops], dtype=np.int32)
-        self.stop_tail = np.array(
-            [self.quote_tail.get(row, -1) for row in stop_rows.tolist()], dtype=np.int64
-        )
         self.valid_leaf = leaf[~trie.invalid]  # the node where each valid row ends ...
         self.valid_ids = trie.ids[~trie.invalid]  # ... and its token id
+        # The stops: the valid rows holding a quote or backslash, cut at the first of those. Per stop:
+        # its row, whether it stops at a quote, the chars before it, the byte after a backslash (256:
+        # none), the id of its text after a quote in `quote_tails`, and the node of its text before the
+        # cut (-1: no text), whose state in a run is the pattern's state there.
+        stops: list[int] = []
+        quote: list[bool] = []
+        chars: list[int] = []
+        escaped: list[int] = []
+        tail: list[int] = []
+        cuts: list[int] = []
+        tails: dict[bytes, int] = {}
+        for row in trie.rows_holding(b'"\\').tolist():
+            key = trie.keys[row]
+            if trie.invalid[row]:
+                continue
+            cut = min(i for i in (key.find(b'"'), key.find(b"\\")) if i >= 0)
+            after = key[cut + 1 :]
+            stops.append(row)
+            quote.append(key[cut] == 0x22)
+            chars.append(len(key[:cut].decode("utf-8")))
+            escaped.append(256 if key[cut] == 0x22 or not after else after[0])
+            tail.append(tails.setdefault(after, len(tails)) if key[cut] == 0x22 else -1)
+            cuts.append(cut)
+        self.quote_tails = ByteTrie(list(tails.items()), len(tails), with_tails=False)
+        self.empty_tail = tails.get(b"")  # tokens ending with the quote: nothing to check after it
+        self.stop_rows = np.array(stops, dtype=np.int64)
+        self.stop_quote = np.array(quote, dtype=np.bool_)
+        self.stop_chars = np.array(chars, dtype=np.int32)
+        self.stop_escaped = np.array(escaped, dtype=np.int64)
+        self.stop_tail = np.array(tail, dtype=np.int64)
+        cut_at = np.array(cuts, dtype=np.int64)
+        self.stop_nodes = np.full(len(stops), -1, dtype=np.int64)
+        for depth in np.unique(cut_at[cut_at > 0]).tolist():
+            mine = np.flatnonzero(cut_at == depth)
+            self.stop_nodes[mine] = self._node_at(self.stop_rows[mine], depth)
         self.invalid_rows = np.nonzero(trie.invalid)[0].tolist()
         self._links: _Links | None = None
+
+    def _node_at(self, rows: npt.NDArray[np.integer[Any]], depth: int) -> npt.NDArray[np.int64]:
+        """The node of each row's first `depth` bytes (every row at least that long): the last node of
+        that level starting at or before the row (a duplicate key shares its first copy's node)."""
+        at = np.searchsorted(self.level_rows[depth - 1], rows, side="right") - 1
+        nodes: npt.NDArray[np.int64] = (self.base[depth - 1] + at).astype(np.int64)
+        return nodes
 
     def links(self) -> _Links:
         """The levels laid end to end, for the compiled run (made on its first use)."""
@@ -171,8 +180,8 @@ class Verdict:
         table: PatternTable,
     ) -> None:
         """`packed`: by token id, no quote or backslash and the pattern survives it (packbits order);
-        `at_stops`: the table row of the pattern's state before each of `views.stops`' quote or
-        backslash (below 2: dead)."""
+        `at_stops`: the table row of the pattern's state before each stop's quote or backslash (below
+        2: dead)."""
         self.packed = packed
         self.n_vocab = n_vocab
         alive = at_stops >= 2
