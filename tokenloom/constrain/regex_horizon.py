@@ -7,8 +7,9 @@ behaves like it on every string of up to `h` chars: the same strings stay alive 
 end the match. It compares h-step signatures over the lazily built DFA (a state's signature at depth k:
 whether it accepts, and which character classes lead to which signatures at depth k - 1), with every
 (state, depth) signature memoised per pattern. The exploration is bounded (a state past the bound is
-its own representative), since it may visit states the text never reaches. Knows nothing of JSON or
-vocabularies.
+its own representative), since it may visit states the text never reaches, and a pattern whose
+explorations keep being given up (a wide pattern of many character classes) stops paying for them: it
+tries again only now and then. Knows nothing of JSON or vocabularies.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from tokenloom.constrain.regex import DState, Regex
 from tokenloom.errors import GrammarError
 
 MAX_NEW_SIGNATURES = 600  # (state, depth) signatures one call may add before `d` stands for itself
+# DFA steps one call may take (each new state's successors cost one step per character class of the
+# pattern): the signatures alone let a pattern of many classes explore for 15 ms before giving up
+MAX_NEW_STEPS = 3_000
+GIVE_UPS_IN_A_ROW = 3  # explorations given up one after another before a pattern stops trying ...
+RETRY_EVERY = 16  # ... except for every RETRY_EVERY-th new state (the text may reach easier ones)
 MAX_SIGNATURES = 40_000  # signatures one pattern keeps; past it new states stand for themselves
 MAX_EXPLORED = 5_000  # DFA states a pattern may hold for the exploration to go on (each is real work)
 _KEY = "regex_horizon"  # where a pattern keeps its signatures (Regex.tables is for consumers)
@@ -32,7 +38,7 @@ class _Signatures:
     """One pattern's memo: signatures by (state, depth), their shapes interned as small ints, the
     live successor groups of each state, and the representative of each (depth, signature)."""
 
-    __slots__ = ("groups", "lock", "memo", "rep_of", "reps", "shapes")
+    __slots__ = ("asked", "give_ups", "groups", "lock", "memo", "rep_of", "reps", "shapes")
 
     def __init__(self) -> None:
         self.memo: dict[tuple[DState, int], int] = {}
@@ -41,11 +47,24 @@ class _Signatures:
         self.reps: dict[tuple[int, int], DState] = {}
         self.rep_of: dict[tuple[DState, int], DState] = {}
         self.lock = threading.Lock()
+        self.give_ups = 0  # explorations given up since the last one that finished
+        self.asked = 0  # new states asked about while `give_ups` says to stop trying
 
-    def successors(self, d: DState) -> tuple[tuple[int, DState], ...]:
-        """(class set id, next state) for each live next state of `d`, classes grouped by target."""
+    def should_explore(self) -> bool:
+        """Whether to look for a new state's representative (not while explorations keep failing)."""
+        if self.give_ups < GIVE_UPS_IN_A_ROW:
+            return True
+        self.asked += 1
+        return self.asked % RETRY_EVERY == 0
+
+    def successors(self, d: DState, budget: list[int]) -> tuple[tuple[int, DState], ...]:
+        """(class set id, next state) for each live next state of `d`, classes grouped by target;
+        the steps it takes come out of `budget[1]`."""
         hit = self.groups.get(d)
         if hit is None:
+            budget[1] -= len(d.regex.bounds)
+            if budget[1] < 0:
+                raise _GiveUp
             by_target: dict[DState, list[int]] = {}
             for k in range(len(d.regex.bounds)):
                 nxt = d.step_class_index(k)
@@ -70,7 +89,10 @@ class _Signatures:
         else:
             shape = (
                 d.accepting,
-                *sorted((group, self.signature(nxt, depth - 1, budget)) for group, nxt in self.successors(d)),
+                *sorted(
+                    (group, self.signature(nxt, depth - 1, budget))
+                    for group, nxt in self.successors(d, budget)
+                ),
             )
         sig = self.shapes.setdefault(shape, len(self.shapes))
         self.memo[(d, depth)] = sig
@@ -93,11 +115,12 @@ def horizon_rep(d: DState, horizon: int) -> DState:
         return hit
     with sigs.lock:
         rep = d
-        if len(sigs.memo) < MAX_SIGNATURES:
+        if len(sigs.memo) < MAX_SIGNATURES and sigs.should_explore():
             try:
-                sig = sigs.signature(d, horizon, [MAX_NEW_SIGNATURES])
+                sig = sigs.signature(d, horizon, [MAX_NEW_SIGNATURES, MAX_NEW_STEPS])
                 rep = sigs.reps.setdefault((horizon, sig), d)
+                sigs.give_ups = 0
             except (_GiveUp, GrammarError):
-                rep = d
+                sigs.give_ups += 1
         sigs.rep_of[(d, horizon)] = rep
         return rep

@@ -78,3 +78,36 @@ def test_a_costly_exploration_leaves_the_state_as_it_is(monkeypatch: pytest.Monk
     monkeypatch.setattr(horizon, "MAX_NEW_SIGNATURES", 3)
     states = _states(Regex("[0-9]{40}"), "1" * 10)
     assert all(horizon_rep(d, 20) is d for d in states)
+
+
+def test_a_pattern_whose_explorations_keep_failing_stops_paying_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a step budget this small gives up on every state: after three give-ups in a row, only every
+    # RETRY_EVERY-th new state is explored again, and each still stands for itself
+    monkeypatch.setattr(horizon, "MAX_NEW_STEPS", 2)
+    explored: list[DState] = []
+    real = horizon._Signatures.signature
+
+    def counting(self: object, d: DState, depth: int, budget: list[int]) -> int:
+        if depth == 20:
+            explored.append(d)
+        return real(self, d, depth, budget)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(horizon._Signatures, "signature", counting)
+    states = _states(Regex("[0-9a-z]{60}"), "1" * 40)
+    assert all(horizon_rep(d, 20) is d for d in states)
+    asked_after = len(states) - horizon.GIVE_UPS_IN_A_ROW
+    assert len(explored) == horizon.GIVE_UPS_IN_A_ROW + asked_after // horizon.RETRY_EVERY
+
+
+def test_a_wide_pattern_gives_up_within_its_step_budget() -> None:
+    # 600 signatures of a pattern with hundreds of character classes would be tens of thousands of
+    # DFA steps: the step budget ends the exploration first
+    classes = "".join(f"{chr(c)}{chr(c + 1)}x" for c in range(0x100, 0x400, 3))
+    regex = Regex(f"(?:[{classes}]|a[b-y]){{0,30}}z")
+    d = regex.initial
+    assert horizon_rep(d, 20) is d
+    sigs = horizon._signatures(regex)
+    stepped = sum(len(regex.bounds) for _ in sigs.groups)
+    assert stepped <= horizon.MAX_NEW_STEPS + len(regex.bounds)
