@@ -129,9 +129,13 @@ class StrFrame:
             klass = self.regex.loop_chars() & JSON_STRING_FREE
             if klass.is_empty():  # a counted run such as [0-9a-f]{64}
                 chain = self.regex.chain()
-                if chain is None or not (chain[0] - JSON_STRING_FREE).is_empty():
+                if chain is None:
                     return None
-                klass, limit = chain
+                # `.{1,64}`: a quote, a backslash or a control char of the run is written escaped, so
+                # it leaves the raw run (checked by the walk); the raw chars of the run all move it alike
+                klass, limit = chain[0] & JSON_STRING_FREE, chain[1]
+                if klass.is_empty():
+                    return None
         if mx is None and self.count >= mn and limit is None:
             if self.regex is not None and self._delegates_wider(klass):
                 return None  # e.g. only "|" loops at the start of a regex text: delegation does better

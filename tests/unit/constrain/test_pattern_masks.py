@@ -295,3 +295,22 @@ def test_last_chars_of_a_counted_run_of_any_char_in_a_name(vocab: Vocab, greedy:
         mask = c.allowed()
         assert mask is not None
         assert mask_ids(mask) == _brute_force(c, vocab), more
+
+
+@pytest.mark.parametrize("pattern", ["^[^\\n]{1,6}$", "^.{2,7}$"])
+def test_a_counted_run_of_any_char_in_a_value_is_a_bounded_free_run(
+    pattern: str, vocab: Vocab, greedy: Greedy
+) -> None:
+    """`.{1,64}` as a string value: the run takes quotes and backslashes too (written escaped), so its
+    raw part is the string chars and the escaped ones leave it, checked one by one. At the start, in
+    the middle, after an escaped quote and with one char left, the masks equal feeding every token."""
+    schema = {"type": "string", "pattern": pattern}
+    for text in ('"', '"a»', '"a\\"b', '"ab\\\\»c'):
+        c = compile({"json_schema": schema}, vocab)
+        assert greedy.tokens(c, text) is not None
+        run = c._state.free_run()
+        assert run is not None and run[0].remaining is not None, text  # a bounded run, not a pattern pass
+        assert run[0].klass == JSON_STRING_FREE
+        mask = c.allowed()
+        assert mask is not None
+        assert mask_ids(mask) == _brute_force(c, vocab), text
