@@ -1,5 +1,5 @@
-/* The two whole-vocabulary passes of the mask engine, compiled: the per-class scan behind each
- * FreeIndex and the pattern DFA run over the trie's nodes (pattern_mask.py). Both are plain loops
+/* The whole-vocabulary passes of the mask engine, compiled: the per-class scan behind each FreeIndex
+ * and the grouping of its rows, and the pattern DFA run over the trie's nodes (pattern_mask.py). Both are plain loops
  * over arrays the Python side owns; the numpy versions in trie.py and pattern_mask.py stay the
  * reference and the fallback when this module is not built. Every index read from an array is
  * checked against the array's length: a bad argument raises ValueError, never reads out of bounds.
@@ -78,6 +78,117 @@ done:
     PyBuffer_Release(&lengths);
     PyBuffer_Release(&first);
     PyBuffer_Release(&last);
+    return result;
+}
+
+/* index_rows(first i16[R] (in/out), last i16[R] (in/out), forced u8[R], dead u8[R], lengths i16[R],
+ *            flat u8[N], offsets i64[R], ids i32[R], nchars i16[R], exits u8[256], with_tails,
+ *            max_tail_rows, first_byte u8[R] (out), pure_id u8[V] (out, zeroed),
+ *            nchars_id i16[V] (out, filled with NO_BAD), mixed_rows i32[R] (out), tail_rows i32[R] (out),
+ *            other_rows i32[R] (out), other_bounds i64[257] (out))
+ *   -> (mixed, tails, others, most chars of a pure row)
+ * The rest of a FreeIndex after the scan, in two passes over the rows: forced rows count as bad
+ * throughout; a row with no bad byte is pure (its id marked, its char count kept); a row with one
+ * (and not dead) is mixed, kept by its tail when tails are on and the class is wide (at most
+ * `max_tail_rows` mixed rows) or its first bad byte is one of `exits`, and otherwise grouped by that
+ * byte, stably (a counting sort: group b is other_rows[other_bounds[b] : other_bounds[b + 1]]). */
+static PyObject *index_rows(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer first, last, forced, dead, lengths, flat, offsets, ids, nchars, exits;
+    Py_buffer first_byte, pure_id, nchars_id, mixed_rows, tail_rows, other_rows, other_bounds;
+    int with_tails;
+    Py_ssize_t max_tail_rows;
+    if (!PyArg_ParseTuple(args, "w*w*y*y*y*y*y*y*y*y*pnw*w*w*w*w*w*w*", &first, &last, &forced, &dead, &lengths,
+                          &flat, &offsets, &ids, &nchars, &exits, &with_tails, &max_tail_rows, &first_byte,
+                          &pure_id, &nchars_id, &mixed_rows, &tail_rows, &other_rows, &other_bounds))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t rows = first.len / 2, n_bytes = flat.len, n_vocab = pure_id.len;
+    if (check_size(&last, 2, rows, "last") || check_size(&forced, 1, rows, "forced") ||
+        check_size(&dead, 1, rows, "dead") || check_size(&lengths, 2, rows, "lengths") ||
+        check_size(&offsets, 8, rows, "offsets") || check_size(&ids, 4, rows, "ids") ||
+        check_size(&nchars, 2, rows, "nchars") || check_size(&exits, 1, 256, "exits") ||
+        check_size(&first_byte, 1, rows, "first_byte") || check_size(&nchars_id, 2, n_vocab, "nchars_id") ||
+        check_size(&mixed_rows, 4, rows, "mixed_rows") || check_size(&tail_rows, 4, rows, "tail_rows") || check_size(&other_rows, 4, rows, "other_rows") ||
+        check_size(&other_bounds, 8, 257, "other_bounds"))
+        goto done;
+    int16_t *fo = first.buf, *la = last.buf, *nid = nchars_id.buf;
+    const uint8_t *fc = forced.buf, *dd = dead.buf, *fl = flat.buf, *ex = exits.buf;
+    const int16_t *len = lengths.buf, *nc = nchars.buf;
+    const int64_t *off = offsets.buf;
+    const int32_t *id = ids.buf;
+    uint8_t *fb = first_byte.buf, *pure = pure_id.buf;
+    int32_t *mixed = mixed_rows.buf, *tails = tail_rows.buf, *others = other_rows.buf;
+    int64_t *bounds = other_bounds.buf;
+    Py_ssize_t n_tails = 0, n_others = 0, n_mixed = 0;
+    int most = 0, outside = 0;
+    int64_t count[256] = {0};
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int16_t n = len[r];
+        if (n < 0 || off[r] < 0 || off[r] + n > n_bytes || id[r] < 0 || id[r] >= n_vocab || fo[r] < 0) {
+            outside = 1;
+            break;
+        }
+        if (fc[r]) {
+            fo[r] = 0;
+            la[r] = n;
+        }
+        if (fo[r] > n) fo[r] = n;
+        fb[r] = n ? fl[off[r] + (fo[r] < n ? fo[r] : n - 1)] : 0;
+        if (la[r] == 0) {
+            pure[id[r]] = 1;
+            nid[id[r]] = nc[r];
+            if (nc[r] > most) most = nc[r];
+        } else if (!dd[r]) {
+            mixed[n_mixed++] = (int32_t)r;
+        }
+    }
+    int wide = n_mixed <= max_tail_rows;
+    for (Py_ssize_t i = 0; i < n_mixed && !outside; i++) {
+        Py_ssize_t r = mixed[i];
+        if (with_tails && (wide || ex[fb[r]])) tails[n_tails++] = (int32_t)r;
+        else count[fb[r]]++;
+    }
+    if (!outside) {
+        int64_t at = 0;
+        for (int b = 0; b < 256; b++) {
+            bounds[b] = at;
+            at += count[b];
+            count[b] = bounds[b];
+        }
+        bounds[256] = at;
+        n_others = (Py_ssize_t)at;
+        for (Py_ssize_t i = 0; i < n_mixed; i++) {
+            Py_ssize_t r = mixed[i];
+            if (!(with_tails && (wide || ex[fb[r]]))) others[count[fb[r]]++] = (int32_t)r;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (outside) {
+        PyErr_SetString(PyExc_ValueError, "index_rows: a row outside flat, an id outside the vocabulary "
+                                           "or a negative first bad byte");
+        goto done;
+    }
+    result = Py_BuildValue("nnni", n_mixed, n_tails, n_others, most);
+done:
+    PyBuffer_Release(&first);
+    PyBuffer_Release(&last);
+    PyBuffer_Release(&forced);
+    PyBuffer_Release(&dead);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&nchars);
+    PyBuffer_Release(&exits);
+    PyBuffer_Release(&first_byte);
+    PyBuffer_Release(&pure_id);
+    PyBuffer_Release(&nchars_id);
+    PyBuffer_Release(&mixed_rows);
+    PyBuffer_Release(&tail_rows);
+    PyBuffer_Release(&other_rows);
+    PyBuffer_Release(&other_bounds);
     return result;
 }
 
@@ -243,6 +354,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"alive_bits", alive_bits, METH_VARARGS, "Pack the ids of the rows whose node is alive."},
+    {"index_rows", index_rows, METH_VARARGS, "A FreeIndex's row groups after its scan."},
     {"scan_runs", scan_runs, METH_VARARGS, "Per row: the first bad byte and the end of the last."},
     {"dfa_run", dfa_run, METH_VARARGS, "A pattern's DFA over the trie's nodes, breadth first."},
     {NULL, NULL, 0, NULL},

@@ -219,37 +219,67 @@ class FreeIndex:
         # A token ending inside a character stays in a run that takes every non-ASCII character (some
         # completion is in the run); otherwise it is checked byte by byte like any other.
         forced = trie.dead if all_non_ascii else trie.invalid
-        self.first_bad[forced] = 0
-        self.last_bad[forced] = trie.lengths[forced]
-        has = (self.last_bad > 0) & ~trie.dead  # dead tokens are never allowed at a boundary
-        self.first_bad = np.minimum(self.first_bad, trie.lengths)
-        self.first_bad_byte = trie.flat[trie.offsets + np.minimum(self.first_bad, trie.lengths - 1)]
-        self.mixed_rows = np.nonzero(has)[0]
-        pure_rows = np.nonzero(self.last_bad == 0)[0]
-        self.pure_id: BoolArray = np.zeros(trie.n_vocab, dtype=np.bool_)
-        self.pure_id[trie.ids[pure_rows]] = True
-        self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
-        self.nchars_id[trie.ids[pure_rows]] = trie.nchars[pure_rows]
-        self.max_pure_chars = int(trie.nchars[pure_rows].max()) if len(pure_rows) else 0
         # The tails (from the first bad byte on) of the mixed tokens, as a trie of their own: a state
         # is checked against all of them by one pruned walk, shared by every node that reaches it.
         # A narrow class (most tokens mixed) keeps tails only for tokens that leave it by closing or
         # escaping a JSON string; its other mixed tokens are grouped by the byte that leaves the run.
+        if NATIVE is not None:
+            self._group_native(trie, forced, with_tails)
+        else:
+            self._group_numpy(trie, forced, with_tails)
         self.tails: ByteTrie | None = None
         self.tail_id = np.full(len(trie.keys), -1, dtype=np.int32)
-        leaves_by = self.first_bad_byte[self.mixed_rows]
-        narrow = len(self.mixed_rows) > MAX_TAIL_ROWS
-        by_tail = np.isin(leaves_by, _STRING_EXITS) if narrow else np.ones(len(leaves_by), dtype=np.bool_)
-        self.tail_rows = self.mixed_rows[by_tail] if with_tails else self.mixed_rows[:0]
         if len(self.tail_rows):
             numbered: dict[bytes, int] = {}
             for row in self.tail_rows.tolist():
                 tail = trie.keys[row][int(self.first_bad[row]) :]
                 self.tail_id[row] = numbered.setdefault(tail, len(numbered))
             self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
-        other = self.mixed_rows[~by_tail] if with_tails else self.mixed_rows
+
+    def _group_native(self, trie: ByteTrie, forced: BoolArray, with_tails: bool) -> None:
+        """`_group_numpy` in two compiled passes over the rows (a counting sort for the groups)."""
+        assert NATIVE is not None  # internal: called only when it was built
+        n = len(trie.keys)
+        self.first_bad_byte = np.empty(n, dtype=np.uint8)
+        self.pure_id = np.zeros(trie.n_vocab, dtype=np.bool_)
+        self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
+        mixed_rows = np.empty(n, dtype=np.int32)
+        tail_rows = np.empty(n, dtype=np.int32)
+        other_rows = np.empty(n, dtype=np.int32)
+        self.other_bounds = np.empty(257, dtype=np.int64)
+        exits = np.zeros(256, dtype=np.bool_)
+        exits[_STRING_EXITS] = True
+        n_mixed, n_tails, n_others, self.max_pure_chars = NATIVE.index_rows(
+            self.first_bad, self.last_bad, forced, trie.dead, trie.lengths, trie.flat, trie.offsets, trie.ids,
+            trie.nchars, exits, with_tails, MAX_TAIL_ROWS, self.first_bad_byte, self.pure_id, self.nchars_id,
+            mixed_rows, tail_rows, other_rows, self.other_bounds,
+        )  # fmt: skip
+        self.mixed_rows = mixed_rows[:n_mixed]
+        self.tail_rows = tail_rows[:n_tails]
+        self.other_rows = other_rows[:n_others]
+
+    def _group_numpy(self, trie: ByteTrie, forced: BoolArray, with_tails: bool) -> None:
+        """The pure tokens by id (and their char counts); the mixed rows with a tail, and the others
+        grouped by the byte that leaves the run: group b is other_rows[other_bounds[b] : other_bounds[b + 1]]."""
+        self.first_bad[forced] = 0
+        self.last_bad[forced] = trie.lengths[forced]
+        has = (self.last_bad > 0) & ~trie.dead  # dead tokens are never allowed at a boundary
+        self.first_bad = np.minimum(self.first_bad, trie.lengths)
+        self.first_bad_byte = trie.flat[trie.offsets + np.minimum(self.first_bad, trie.lengths - 1)]
+        self.mixed_rows = mixed_rows = np.nonzero(has)[0]
+        pure_rows = np.nonzero(self.last_bad == 0)[0]
+        self.pure_id = np.zeros(trie.n_vocab, dtype=np.bool_)
+        self.pure_id[trie.ids[pure_rows]] = True
+        self.nchars_id = np.full(trie.n_vocab, 1 << 14, dtype=np.int16)
+        self.nchars_id[trie.ids[pure_rows]] = trie.nchars[pure_rows]
+        self.max_pure_chars = int(trie.nchars[pure_rows].max()) if len(pure_rows) else 0
+        leaves_by = self.first_bad_byte[mixed_rows]
+        narrow = len(mixed_rows) > MAX_TAIL_ROWS
+        by_tail = np.isin(leaves_by, _STRING_EXITS) if narrow else np.ones(len(leaves_by), dtype=np.bool_)
+        self.tail_rows = mixed_rows[by_tail] if with_tails else mixed_rows[:0]
+        other = mixed_rows[~by_tail] if with_tails else mixed_rows
         order = np.argsort(self.first_bad_byte[other], kind="stable")
-        self.other_rows = other[order]  # group b: other_rows[other_bounds[b] : other_bounds[b + 1]]
+        self.other_rows = other[order]
         self.other_bounds = np.searchsorted(self.first_bad_byte[self.other_rows], np.arange(257))
 
 

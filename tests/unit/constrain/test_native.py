@@ -14,7 +14,8 @@ from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.pattern_mask import PatternTable, _TrieViews
 from tokenloom.constrain.regex import Regex
-from tokenloom.constrain.trie import ByteTrie, scan_runs, trie_for
+import tokenloom.constrain.trie as trie_module
+from tokenloom.constrain.trie import ByteTrie, FreeIndex, scan_runs, trie_for
 from tokenloom.engine.vocab import Vocab
 
 
@@ -41,6 +42,32 @@ def test_scan_matches_numpy(name: str, vocab: Vocab) -> None:
         want = scan_runs(trie, table, bad, native=False)
         assert np.array_equal(got[0], want[0])
         assert np.array_equal(got[1], want[1])
+
+
+_INDEX_FIELDS = (
+    "first_bad", "last_bad", "first_bad_byte", "mixed_rows", "pure_id", "nchars_id", "max_pure_chars",
+    "tail_rows", "tail_id", "other_rows", "other_bounds",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [*CLASSES, "a narrow class leaving by quotes"])
+def test_free_index_matches_numpy(name: str, vocab: Vocab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole FreeIndex built by the compiled grouping and by numpy: on the vocabulary's trie and on
+    the trie of rests after whitespace, with tails and without."""
+    klass = CLASSES.get(name, CharSet.of("ab"))
+    main = trie_for(vocab)
+    for trie in (main, main.padding().rests):
+        for with_tails in (True, False):
+            got = FreeIndex(trie, klass, with_tails=with_tails)
+            monkeypatch.setattr(trie_module, "NATIVE", None)
+            want = FreeIndex(trie, klass, with_tails=with_tails)
+            monkeypatch.undo()
+            for field in _INDEX_FIELDS:
+                assert np.array_equal(np.asarray(getattr(got, field)), np.asarray(getattr(want, field))), (
+                    field
+                )
+            assert (got.tails and got.tails.keys) == (want.tails and want.tails.keys)
+            assert len(got.other_rows) + len(got.tail_rows) == len(got.mixed_rows)
 
 
 def _patterns() -> list[Regex]:
@@ -123,6 +150,30 @@ def test_bad_arguments_raise_instead_of_reading_outside(vocab: Vocab) -> None:
             run_table, 2, 0, zeros[:1], zeros, later, zeros, zeros, np.zeros(0, np.int32),
             np.zeros(n, np.int32), np.empty(n, np.int32),
         )  # fmt: skip
+    rows = np.zeros(2, dtype=np.int32)
+
+    def index_rows(first: np.ndarray, offsets: np.ndarray, ids: np.ndarray) -> object:
+        return NATIVE.index_rows(
+            first, np.zeros(2, np.int16), np.zeros(2, np.bool_), np.zeros(2, np.bool_), small.lengths,
+            small.flat, offsets, ids, small.nchars, table, True, 10, np.empty(2, np.uint8),
+            np.zeros(2, np.bool_), np.zeros(2, np.int16), rows, rows, rows, np.empty(257, np.int64),
+        )  # fmt: skip
+
+    zero = np.zeros(2, dtype=np.int16)
+    assert index_rows(zero.copy(), small.offsets, small.ids) == (
+        0,
+        0,
+        0,
+        2,
+    )  # both rows pure, "ab" of two chars
+    for bad_first, bad_offsets, bad_ids in (
+        (zero, small.offsets, np.array([0, 2], np.int32)),  # an id past the vocabulary
+        (zero, small.offsets, np.array([0, -1], np.int32)),  # a negative id
+        (zero, offsets, small.ids),  # a row past the end of the bytes
+        (np.array([0, -3], np.int16), small.offsets, small.ids),  # a first bad byte before the row
+    ):
+        with pytest.raises(ValueError):
+            index_rows(bad_first.copy(), bad_offsets, bad_ids)
     with pytest.raises(ValueError):
         NATIVE.alive_bits(
             np.zeros(n, np.int32), np.array([0, 7], np.int64), np.array([0, 1], np.int32), first
