@@ -260,13 +260,14 @@ class FreeIndex:
 
     def _group_numpy(self, trie: ByteTrie, forced: BoolArray, with_tails: bool) -> None:
         """The pure tokens by id (and their char counts); the mixed rows with a tail, and the others
-        grouped by the byte that leaves the run: group b is other_rows[other_bounds[b] : other_bounds[b + 1]]."""
+        grouped by the byte that leaves the run: group b is `other_rows[other_bounds[b] :
+        other_bounds[b + 1]]`."""
         self.first_bad[forced] = 0
         self.last_bad[forced] = trie.lengths[forced]
         has = (self.last_bad > 0) & ~trie.dead  # dead tokens are never allowed at a boundary
         self.first_bad = np.minimum(self.first_bad, trie.lengths)
         self.first_bad_byte = trie.flat[trie.offsets + np.minimum(self.first_bad, trie.lengths - 1)]
-        self.mixed_rows = mixed_rows = np.nonzero(has)[0]
+        self.mixed_rows = mixed_rows = np.flatnonzero(has).astype(np.int32)  # as the compiled grouping gives
         pure_rows = np.nonzero(self.last_bad == 0)[0]
         self.pure_id = np.zeros(trie.n_vocab, dtype=np.bool_)
         self.pure_id[trie.ids[pure_rows]] = True

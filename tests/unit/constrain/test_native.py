@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+import tokenloom.constrain.trie as trie_module
 from tests.unit.constrain.test_free_index import CLASSES
 from tests.unit.constrain.test_pattern_masks import EDGES, ISSUE_SHAPES
 from tokenloom.constrain.charset import CharSet
@@ -14,7 +15,6 @@ from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.pattern_mask import PatternTable, _TrieViews
 from tokenloom.constrain.regex import Regex
-import tokenloom.constrain.trie as trie_module
 from tokenloom.constrain.trie import ByteTrie, FreeIndex, scan_runs, trie_for
 from tokenloom.engine.vocab import Vocab
 
