@@ -173,9 +173,9 @@ class StrFrame:
         """The same frame for the next `horizon` chars (see ParserState.mask_rep): a length already
         past minLength and more than `horizon` chars short of maxLength behaves like minLength itself,
         and the pattern's state like the first one seen that takes the same strings of up to
-        `horizon` chars (regex_horizon.py: the counts of a counted repeat far from its bounds)."""
-        if self.esc:
-            return self
+        `horizon` chars (regex_horizon.py: the counts of a counted repeat far from its bounds). Inside
+        an escape too: the count waits for the escaped char, and the escapes allowed depend on the
+        pattern's next chars alone, which the representative shares."""
         mx, mn = self.schema.max_len, self.schema.min_len
         count = self.count
         if mx is not None and mn < count and count + horizon < mx:
@@ -183,7 +183,7 @@ class StrFrame:
         regex = horizon_rep(self.regex, horizon) if self.regex is not None else None
         if count == self.count and regex is self.regex:
             return self
-        return StrFrame(self.schema, count, regex)
+        return StrFrame(self.schema, count, regex, self.esc, self.code)
 
     def skip(self, n: int) -> Frame:
         regex = self.regex

@@ -559,7 +559,9 @@ def _accepted_tails(tails: ByteTrie, st: ParserState, budget: list[int] | None) 
 
     Below an ASCII first byte, the tails are judged from the state that byte leads to and memoised on
     that state too: many states close the same way (a string at each count under maxLength, each
-    state of a pattern that may end there: the quote leads back to one same state)."""
+    state of a pattern that may end there: the quote leads back to one same state). That state stands
+    in by its representative over the longest tail below the byte (ParserState.mask_rep): a backslash
+    at each count of a string far from its maxLength leads to states that differ only past them."""
     memo = _memo(st)
     hit = memo.get(tails)
     if hit is None:
@@ -576,7 +578,8 @@ def _accepted_tails(tails: ByteTrie, st: ParserState, budget: list[int] | None) 
                 continue
             nxt = st.add_char(chr(b))
             if nxt is not None:
-                acc[_accepted_below(tails, child, b, nxt, budget)] = True
+                below = nxt.mask_rep(tails.chars_after_first(b))
+                acc[_accepted_below(tails, child, b, below, budget)] = True
         for part in walk.parts:
             acc[part] = True
         memo[tails] = hit = acc

@@ -157,7 +157,7 @@ class ParserState:
         self._has_free = False
         self._dele: tuple[CharSet, ParserState] | None = None
         self._has_dele = False
-        self._rep: tuple[int, ParserState] | None = None
+        self._rep: dict[int, ParserState] | None = None  # by horizon
         self.memo: dict[object, object] | None = None  # for consumers (the mask walk), made on first use
 
     def forget_links(self) -> None:
@@ -286,9 +286,13 @@ class ParserState:
         that differ only beyond the next token: they share one representative, so they share one mask.
         Frames opt in with `for_horizon(h)`; the others are kept as they are.
         """
-        rep = self._rep
-        if rep is not None and rep[0] == horizon:
-            return rep[1]
+        reps = self._rep
+        if reps is None:
+            reps = self._rep = {}
+        else:
+            hit = reps.get(horizon)
+            if hit is not None:
+                return hit
         stacks = tuple(
             dict.fromkeys(
                 tuple(f.for_horizon(horizon) if hasattr(f, "for_horizon") else f for f in stack)
@@ -296,7 +300,7 @@ class ParserState:
             )
         )
         state = self if stacks == self.stacks else self.grammar.state(stacks)
-        self._rep = (horizon, state)
+        reps[horizon] = state
         return state
 
     def alternatives(self) -> tuple[ParserState, ...]:

@@ -91,6 +91,7 @@ class ByteTrie:
         self._byte_cp: npt.NDArray[np.int32] | None = None
         self._multi: tuple[IntArray, IntArray, IntArray] | None = None
         self._row_of: IntArray | None = None
+        self._chars_after: list[int] | None = None
         # not UTF-8 on their own: `invalid`; of those, `dead` can never follow a character boundary
         # (a stray continuation byte); the others end inside a character (byte fallback, split chars)
         self.invalid = np.zeros(n, dtype=np.bool_)
@@ -154,6 +155,17 @@ class ByteTrie:
         if self._row_of is None:
             self._row_of = np.repeat(np.arange(len(self.keys), dtype=np.int32), self.lengths)
         return self._row_of
+
+    def chars_after_first(self, byte: int) -> int:
+        """The most chars any key starting with `byte` holds after it (a char cut short at the key's
+        end counts): how far a state must behave alike to judge all of them alike."""
+        if self._chars_after is None:
+            most = [0] * 256
+            for key, n in zip(self.keys, self.nchars.tolist(), strict=True):
+                if key and n - 1 > most[key[0]]:
+                    most[key[0]] = n - 1
+            self._chars_after = most
+        return self._chars_after[byte]
 
     def rows_holding(self, values: bytes) -> npt.NDArray[np.intp]:
         """The rows (sorted positions) whose key holds one of the bytes `values`, in order."""

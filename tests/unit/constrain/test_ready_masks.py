@@ -90,3 +90,28 @@ def test_counted_pattern_masks_stay_exact(vocab: Vocab) -> None:
         assert got is not None and np.array_equal(got, _walked(c, vocab))
         if c._state.allowed_chars().contains_cp(ord("a")):  # type: ignore[attr-defined]
             c._feed(b"a", None)  # type: ignore[attr-defined]
+
+
+def test_escapes_far_from_max_length_are_judged_once_and_masks_stay_exact(vocab: Vocab) -> None:
+    """A backslash at each count of a string far from its maxLength leads to states that differ only
+    in the count: the tails after it (`\\n`, `\\",` ...) are judged once, from one representative over
+    their longest, and the masks equal feeding every token, far from the bound and near it."""
+    from tests.unit.constrain.test_vocab_masks import _brute_force
+    from tokenloom.constrain.charset import JSON_STRING_FREE
+
+    c = compile_constraint(
+        {"json_schema": {"type": "array", "items": {"type": "string", "maxLength": 40}}}, vocab
+    )
+    c._feed(b'["', None)  # type: ignore[attr-defined]
+    tails = c._compiled.trie.free_index(JSON_STRING_FREE).tails  # type: ignore[attr-defined]
+    horizon = tails.chars_after_first(ord("\\"))
+    assert 0 < horizon < 20
+    reps = []
+    for count in range(40):
+        if count in (0, 1, 12, 40 - horizon - 1, 40 - horizon, 38, 39):
+            assert {int(t) for t in np.flatnonzero(c.allowed())} == _brute_force(c, vocab), count
+        reps.append(c._state.add_char("\\").mask_rep(horizon))  # type: ignore[attr-defined]
+        c._feed(b"a", None)  # type: ignore[attr-defined]
+    far = 40 - horizon - 1  # counts up to `far` stand for minLength (0) over the horizon
+    assert len({id(rep) for rep in reps[: far + 1]}) == 1
+    assert len({id(rep) for rep in reps}) == 1 + (39 - far)  # near the bound each count is its own
