@@ -5,7 +5,9 @@ String contents are free runs for the trie walk. Knows nothing of vocabularies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
 from tokenloom.constrain.json_frames import (
@@ -24,7 +26,24 @@ from tokenloom.constrain.regex import DState
 from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Schema
 
+_T = TypeVar("_T")
 _FEW_EXITS = 4  # a stateful run over a pattern's own chars pays off only when few chars end it
+_RUNS_KEY = "json_containers.runs"  # where a pattern keeps what free_run found of its states
+
+
+def _memo_of(d: DState, what: str, make: Callable[[], _T]) -> _T:
+    """`make()`, kept per pattern state: what a string's free run asks of the pattern is the same at
+    every count, and each new count is a new parser state that asks again (each answer costs CharSet
+    arithmetic, and the first a search of the DFA)."""
+    hit = d.regex.tables.get(_RUNS_KEY)
+    if hit is None:
+        hit = d.regex.tables.setdefault(_RUNS_KEY, (d.regex, {}))
+    memo: dict[tuple[DState, str], Any] = hit[1]  # type: ignore[assignment]
+    key = (d, what)
+    if key in memo:
+        return memo[key]  # type: ignore[no-any-return]
+    got = memo[key] = make()
+    return got
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,39 +130,56 @@ class StrFrame:
     def free_run(self) -> FreeRun | None:
         if self.esc:
             return None
-        klass = JSON_STRING_FREE
-        limit: int | None = None
         mx, mn = self.schema.max_len, self.schema.min_len
-        if self.regex is not None and mx is None and self.count >= mn:
-            # an unanchored pattern still searching, `^[^/].*` after the opening quote, `\S+@\S+`:
-            # no run of these chars kills the pattern; tokens leaving the run must end on `exits`
-            narrow = self._narrow_universal()
-            for run in (klass, narrow or EMPTY, self.regex.chars & klass):
-                reach = None if run.is_empty() else self.regex.universal_exits(run)
-                if reach is None:
-                    continue
-                exits = (reach[0] & klass) | CharSet.of("\\") | (QUOTE if reach[1] else EMPTY)
-                if run is klass or run is narrow or _size(exits) <= _FEW_EXITS:
-                    return FreeRun(run, None, stateful=True, exits=exits)
+        unbounded = mx is None and self.count >= mn
+        klass: CharSet | None = JSON_STRING_FREE
+        limit: int | None = None
         if self.regex is not None:
-            klass = self.regex.loop_chars() & JSON_STRING_FREE
-            if klass.is_empty():  # a counted run such as [0-9a-f]{64}
-                chain = self.regex.chain()
-                if chain is None:
-                    return None
-                # `.{1,64}`: a quote, a backslash or a control char of the run is written escaped, so
-                # it leaves the raw run (checked by the walk); the raw chars of the run all move it alike
-                klass, limit = chain[0] & JSON_STRING_FREE, chain[1]
-                if klass.is_empty():
-                    return None
-        if mx is None and self.count >= mn and limit is None:
-            if self.regex is not None and self._delegates_wider(klass):
+            if unbounded:
+                stateful = _memo_of(self.regex, "stateful", self._stateful_run)
+                if stateful is not None:
+                    return stateful
+            klass, limit = _memo_of(self.regex, "run", self._pattern_run)
+            if klass is None:
+                return None
+        assert klass is not None  # internal: a pattern without a run returned above
+        if unbounded and limit is None:
+            if self.regex is not None and _memo_of(self.regex, "wider", lambda: self._delegates_wider(klass)):
                 return None  # e.g. only "|" loops at the start of a regex text: delegation does better
             return FreeRun(klass, None)
         remaining = (mx - self.count) if mx is not None else 1 << 30
         if limit is not None:
             remaining = min(remaining, limit)
         return FreeRun(klass, remaining) if remaining > 0 else None
+
+    def _stateful_run(self) -> FreeRun | None:
+        """An unanchored pattern still searching, `^[^/].*` after the opening quote, `\\S+@\\S+`: no
+        run of these chars kills the pattern; tokens leaving the run must end on `exits`."""
+        assert self.regex is not None  # internal: asked for pattern strings only
+        klass = JSON_STRING_FREE
+        narrow = self._narrow_universal()
+        for run in (klass, narrow or EMPTY, self.regex.chars & klass):
+            reach = None if run.is_empty() else self.regex.universal_exits(run)
+            if reach is None:
+                continue
+            exits = (reach[0] & klass) | CharSet.of("\\") | (QUOTE if reach[1] else EMPTY)
+            if run is klass or run is narrow or _size(exits) <= _FEW_EXITS:
+                return FreeRun(run, None, stateful=True, exits=exits)
+        return None
+
+    def _pattern_run(self) -> tuple[CharSet | None, int | None]:
+        """The chars the pattern state loops on, or a counted run's chars and length (None: neither).
+        `.{1,64}`: a quote, a backslash or a control char of the run is written escaped, so it leaves the
+        raw run (checked by the walk); the raw chars of the run all move it alike."""
+        assert self.regex is not None  # internal: asked for pattern strings only
+        klass = self.regex.loop_chars() & JSON_STRING_FREE
+        if not klass.is_empty():
+            return klass, None
+        chain = self.regex.chain()  # a counted run such as [0-9a-f]{64}
+        if chain is None:
+            return None, None
+        run = chain[0] & JSON_STRING_FREE
+        return (None, None) if run.is_empty() else (run, chain[1])
 
     def pattern(self) -> tuple[DState, int, int, int | None] | None:
         """(pattern state, chars read, minLength, maxLength) while plain content is read; None in
