@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.unit.constrain.conftest import Greedy, force
@@ -14,7 +15,13 @@ from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
 from tokenloom.constrain import compile
 from tokenloom.constrain.json_unique import twin_forgets_repeatable, twin_state
 from tokenloom.constrain.trie import trie_for
-from tokenloom.constrain.unique_mask import _may_complete, holds_later_item, later_item_tokens
+from tokenloom.constrain.unique_mask import (
+    _may_complete,
+    _may_complete_some,
+    closing_tokens,
+    holds_later_item,
+    later_item_tokens,
+)
 from tokenloom.engine.vocab import Tokenizer, Vocab
 from tokenloom.json_brackets import scan_brackets
 
@@ -153,6 +160,24 @@ def test_object_items_complete_where_their_brackets_close() -> None:
     assert not _may_complete(b'"}', escaped)  # an escaped quote: still inside
     assert _may_complete(b'x"}', escaped)
     assert _may_complete(b'\xa9"]}', rule)  # a cut character (a lone continuation byte) is no bracket
+
+
+def test_rules_judged_together_equal_each_rule_on_each_piece(vocab: Vocab) -> None:
+    """The vectorised check over the real closing tokens, for string rules, bracket rules and both
+    mixed, equals asking `_may_complete` of every piece and rule (the kept pieces only)."""
+    _, pieces = closing_tokens(trie_for(vocab))
+    keep = np.ones(len(pieces), dtype=np.bool_)
+    keep[::3] = False
+    strings = [frozenset({b"Win64", b"Mac"}), frozenset({b"", b"a b"})]
+    brackets = [(1, True, False), (2, False, False), (1, True, True)]
+    for rules in (strings, brackets, [strings[0], brackets[0]], [brackets[2], strings[1], brackets[1]]):
+        want = [
+            bool(k) and any(_may_complete(piece, rule) for rule in rules)
+            for piece, k in zip(pieces, keep, strict=True)
+        ]
+        got = _may_complete_some(pieces, keep, rules)  # type: ignore[arg-type]
+        assert got.tolist() == want, rules
+        assert 0 < sum(want) < len(pieces)
 
 
 def test_duplicates_still_never_complete(vocab: Vocab, tokenizer: Tokenizer) -> None:
