@@ -1,8 +1,8 @@
 /* The whole-vocabulary passes of the mask engine, compiled: the per-class scan behind each FreeIndex
- * and the grouping of its rows, and the pattern DFA run over the trie's nodes (pattern_mask.py). Both are plain loops
- * over arrays the Python side owns; the numpy versions in trie.py and pattern_mask.py stay the
- * reference and the fallback when this module is not built. Every index read from an array is
- * checked against the array's length: a bad argument raises ValueError, never reads out of bounds.
+ * and the grouping of its rows, and the pattern DFA run over the trie's nodes (pattern_mask.py). All
+ * are plain loops over arrays the Python side owns; the numpy versions in trie.py and pattern_mask.py
+ * stay the reference and the fallback when this module is not built. Every index read from an array
+ * is checked against the array's length: a bad argument raises ValueError, never reads out of bounds.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -109,7 +109,8 @@ static PyObject *index_rows(PyObject *self, PyObject *args) {
         check_size(&offsets, 8, rows, "offsets") || check_size(&ids, 4, rows, "ids") ||
         check_size(&nchars, 2, rows, "nchars") || check_size(&exits, 1, 256, "exits") ||
         check_size(&first_byte, 1, rows, "first_byte") || check_size(&nchars_id, 2, n_vocab, "nchars_id") ||
-        check_size(&mixed_rows, 4, rows, "mixed_rows") || check_size(&tail_rows, 4, rows, "tail_rows") || check_size(&other_rows, 4, rows, "other_rows") ||
+        check_size(&mixed_rows, 4, rows, "mixed_rows") || check_size(&tail_rows, 4, rows, "tail_rows") ||
+        check_size(&other_rows, 4, rows, "other_rows") ||
         check_size(&other_bounds, 8, 257, "other_bounds"))
         goto done;
     int16_t *fo = first.buf, *la = last.buf, *nid = nchars_id.buf;
@@ -144,10 +145,13 @@ static PyObject *index_rows(PyObject *self, PyObject *args) {
             mixed[n_mixed++] = (int32_t)r;
         }
     }
+    /* a mixed row goes by its tail (tails on, and a wide class or a leaving byte in `exits`), or else
+     * into the group of its leaving byte */
+#define BY_TAIL(r) (with_tails && (wide || ex[fb[r]]))
     int wide = n_mixed <= max_tail_rows;
     for (Py_ssize_t i = 0; i < n_mixed && !outside; i++) {
         Py_ssize_t r = mixed[i];
-        if (with_tails && (wide || ex[fb[r]])) tails[n_tails++] = (int32_t)r;
+        if (BY_TAIL(r)) tails[n_tails++] = (int32_t)r;
         else count[fb[r]]++;
     }
     if (!outside) {
@@ -161,9 +165,10 @@ static PyObject *index_rows(PyObject *self, PyObject *args) {
         n_others = (Py_ssize_t)at;
         for (Py_ssize_t i = 0; i < n_mixed; i++) {
             Py_ssize_t r = mixed[i];
-            if (!(with_tails && (wide || ex[fb[r]]))) others[count[fb[r]]++] = (int32_t)r;
+            if (!BY_TAIL(r)) others[count[fb[r]]++] = (int32_t)r;
         }
     }
+#undef BY_TAIL
     Py_END_ALLOW_THREADS
     if (outside) {
         PyErr_SetString(PyExc_ValueError, "index_rows: a row outside flat, an id outside the vocabulary "

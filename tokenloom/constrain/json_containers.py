@@ -35,10 +35,7 @@ def _memo_of(d: DState, what: str, make: Callable[[], _T]) -> _T:
     """`make()`, kept per pattern state: what a string's free run asks of the pattern is the same at
     every count, and each new count is a new parser state that asks again (each answer costs CharSet
     arithmetic, and the first a search of the DFA)."""
-    hit = d.regex.tables.get(_RUNS_KEY)
-    if hit is None:
-        hit = d.regex.tables.setdefault(_RUNS_KEY, (d.regex, {}))
-    memo: dict[tuple[DState, str], Any] = hit[1]  # type: ignore[assignment]
+    memo: dict[tuple[DState, str], Any] = d.regex.table(_RUNS_KEY, dict)
     key = (d, what)
     if key in memo:
         return memo[key]  # type: ignore[no-any-return]

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from tokenloom.constrain.charset import ANY, EMPTY, CharSet
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex_syntax import Ast, RegexParser
 from tokenloom.errors import GrammarError
+
+_T = TypeVar("_T")
 
 MAX_NFA_STATES = 20_000
 _UNIVERSAL_LIMIT = 512  # DFA states explored before `is_universal` gives up (and says no)
@@ -370,6 +374,14 @@ class Regex:
         self._full_state: DState | None = None
         self.initial = self.canonical(self.dstate(self.nfa.closure({start}, at_start=True) & self._kept))
         self.tables: dict[object, tuple[object, object]] = {}  # for consumers (per-vocabulary mask tables)
+
+    def table(self, key: str, make: Callable[[], _T]) -> _T:
+        """The consumer table kept with this pattern under `key`, made by `make()` on first use (for
+        tables of one pattern alone; per-vocabulary ones keep their trie beside them in `tables`)."""
+        hit = self.tables.get(key)
+        if hit is None:
+            hit = self.tables.setdefault(key, (self, make()))
+        return hit[1]  # type: ignore[return-value]
 
     def dstate(self, states: frozenset[int]) -> DState:
         """The DFA state of a set of kept NFA states (those with a char or `$` edge, and the final one:

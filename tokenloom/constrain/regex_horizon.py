@@ -100,10 +100,7 @@ class _Signatures:
 
 
 def _signatures(regex: Regex) -> _Signatures:
-    hit = regex.tables.get(_KEY)
-    if hit is None:
-        hit = regex.tables.setdefault(_KEY, (regex, _Signatures()))
-    return hit[1]  # type: ignore[return-value]
+    return regex.table(_KEY, _Signatures)
 
 
 def horizon_rep(d: DState, horizon: int) -> DState:

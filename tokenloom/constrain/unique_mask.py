@@ -14,6 +14,7 @@ exact state too. Knows nothing of the engine.
 from __future__ import annotations
 
 import json
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -149,9 +150,7 @@ def _may_complete_some(
     out &= keep
     if strings:
         for at in np.flatnonzero(keep & ~out).tolist():
-            piece = pieces[at]
-            quote = piece.find(b'"')
-            out[at] = quote >= 0 and (b"\\" in piece[:quote] or piece[:quote] in ends)
+            out[at] = _may_end_as(pieces[at], ends)
     return out
 
 
@@ -164,10 +163,7 @@ def _closes_from(pieces: list[bytes], state: BracketState) -> BoolArray:
     key = (id(pieces), state)
     hit = _CLOSES.get(key)
     if hit is None or hit[0] is not pieces:
-        verdict = np.array(
-            [scan_brackets(piece.decode("utf-8", "replace"), 0, state)[1] >= 0 for piece in pieces],
-            dtype=np.bool_,
-        )
+        verdict = np.array([_may_complete(piece, state) for piece in pieces], dtype=np.bool_)
         if len(_CLOSES) >= _MAX_CLOSES:
             _CLOSES.clear()
         hit = _CLOSES[key] = (pieces, verdict)
@@ -183,7 +179,7 @@ def _may_complete(piece: bytes, rule: BracketState | frozenset[bytes]) -> bool:
     return _may_end_as(piece, rule)
 
 
-def _may_end_as(piece: bytes, ends: frozenset[bytes]) -> bool:
+def _may_end_as(piece: bytes, ends: AbstractSet[bytes]) -> bool:
     """Whether `piece`'s first quote may close a string item as one of `ends` (a backslash before it: may)."""
     quote = piece.find(b'"')
     return quote >= 0 and (piece[:quote] in ends or b"\\" in piece[:quote])
