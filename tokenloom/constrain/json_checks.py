@@ -12,11 +12,9 @@ types into plain branches, and `disjoint` proves many `oneOf`s plain unions. Kno
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tokenloom.constrain.charset import EMPTY, CharSet
 from tokenloom.constrain.json_frames import ValueFrame
-from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, stack_run
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, frame_class, stack_run
 from tokenloom.constrain.schema_ir import Combo
 
 Subs = tuple[ParserState | None, ...]
@@ -62,7 +60,7 @@ def _settle(combo: Combo, subs: Subs) -> Replacements:
     return [(ComboFrame(combo, subs),)]
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class ComboFrame:
     """An undecided combination: the sub-parser states of its parts (None: that part rejected)."""
 

@@ -6,7 +6,6 @@ String contents are free runs for the trie walk. Knows nothing of vocabularies.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
@@ -21,7 +20,7 @@ from tokenloom.constrain.json_frames import (
     escape_chars,
     hex_digits,
 )
-from tokenloom.constrain.parser import Frame, FreeRun
+from tokenloom.constrain.parser import Frame, FreeRun, frame_class
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Schema
@@ -43,7 +42,7 @@ def _memo_of(d: DState, what: str, make: Callable[[], _T]) -> _T:
     return got
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class StrFrame:
     """Inside a string value: `count` chars read (capped), `esc` escape progress, `regex` pattern state.
 
@@ -260,7 +259,7 @@ class StrFrame:
         return hint[0] & JSON_STRING_FREE, StrFrame(self.schema, self.count, hint[1])
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class ArrFrame:
     """An array with `count` items read; `open` until the first item or "]"."""
 

@@ -9,12 +9,11 @@ pretty indentation). Knows nothing of vocabularies.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.number import number_chars, number_complete
-from tokenloom.constrain.parser import Frame
+from tokenloom.constrain.parser import Frame, frame_class
 from tokenloom.constrain.schema_ir import Schema
 
 MAX_WS = 12
@@ -53,7 +52,7 @@ def ws_cap(depth: int) -> int:
     return MAX_WS + 4 * depth
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class WsFrame:
     """Optional whitespace: at most MAX_WS characters in a row, plus room for the indentation of
     pretty JSON `depth` containers deep (4 per level)."""
@@ -78,7 +77,7 @@ class WsFrame:
         return max(0, ws_cap(self.depth) - self.count), None
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class ValueFrame:
     """Before the first character of a value of `schema`."""
 
@@ -105,7 +104,7 @@ def install_value_dispatch(dispatch: ValueDispatch) -> None:
     _dispatch[:] = [dispatch]
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class EnumFrame:
     """Inside one of several fixed texts (enum, const, true/false/null), `pos` characters read."""
 
@@ -144,7 +143,7 @@ class EnumFrame:
         return texts[0][pos:end], [(EnumFrame(texts, end),)]
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class NumFrame:
     """Inside a number; `text` so far decides what may follow (bounds checked on prefixes)."""
 

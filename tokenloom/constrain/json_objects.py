@@ -23,7 +23,7 @@ from tokenloom.constrain.json_frames import (
     escape_chars,
     hex_digits,
 )
-from tokenloom.constrain.parser import Frame, FreeRun
+from tokenloom.constrain.parser import Frame, FreeRun, frame_class
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 
@@ -36,7 +36,7 @@ class Phase(IntEnum):
     AFTER_COMMA = 5  # after ","
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class ObjFrame:
     """An object: `pos` is the next schema property allowed (order follows the schema), or the bits of
     the properties seen (any order), `num` keys read.

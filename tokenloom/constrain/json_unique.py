@@ -25,7 +25,6 @@ cheap as plain strings. Knows nothing of vocabularies.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from typing import Any
@@ -34,7 +33,7 @@ from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.json_frames import Replacements, ValueFrame, ws_cap
 from tokenloom.constrain.json_partial import may_become
-from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, Stack
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, Stack, frame_class
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.json_brackets import BracketState, scan_brackets
@@ -65,7 +64,7 @@ def _start(item: Schema, depth: int) -> ParserState:
     return st
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class UniqFrame:
     """An array of distinct items: `seen` canonical item texts, `text` of the current item (None: not
     known, only in the look-ahead states `skip` makes), `ws` consecutive whitespace characters."""

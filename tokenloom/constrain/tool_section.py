@@ -7,14 +7,14 @@ Knows nothing of templates: it receives the description the auto-parser built.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from tokenloom import grammar as g
 from tokenloom.constrain.charset import ANY, EMPTY, WHITESPACE, CharSet
 from tokenloom.constrain.json_frames import Replacements
 from tokenloom.constrain.json_schema import SchemaCompiler
 from tokenloom.constrain.json_values import start_value
-from tokenloom.constrain.parser import Frame, FreeRun
+from tokenloom.constrain.parser import Frame, FreeRun, frame_class
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.errors import GrammarError
 
@@ -116,7 +116,7 @@ class Section:
         return isinstance(node, g.Text | g.Whitespace)
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class LitFrame:
     text: str
     pos: int
@@ -133,7 +133,7 @@ class LitFrame:
         return False
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class SeqFrame:
     """Before item `index` of a Sequence."""
 
@@ -163,7 +163,7 @@ class SeqFrame:
         return all(self.ctx.nullable(i) for i in self.node.items[self.index :])
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class RepFrame:
     """`count` items of a Repeat read; `after_item` means a separator (or the end) comes next."""
 
@@ -201,7 +201,7 @@ class RepFrame:
         return self.count >= self.node.min_count and (self.after_item or self.count == 0)
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class TextFrame:
     """Free text without any of `node.stop`; `suffix` is the end that could still grow into a stop."""
 
@@ -257,7 +257,7 @@ class TextFrame:
         return TextFrame(self.node, "", self.count + n if self.node.max_length is not None else 0)
 
 
-@dataclass(frozen=True, slots=True)
+@frame_class
 class SpaceFrame:
     """Up to `max_length` whitespace characters."""
 
