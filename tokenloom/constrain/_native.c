@@ -8,6 +8,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NO_BAD (1 << 14) /* "no bad byte" as the numpy scan writes it */
 
@@ -357,8 +358,54 @@ done:
     return result;
 }
 
+/* fill_mask(out u8[V] (out), base u8[V] or b"", minus i32[], ids i32[])
+ * A whole bool mask from its memoised parts: a copy of the base or zeros, then the ids of `minus`
+ * cleared and those of `ids` set, in one pass of C instead of three numpy calls (copy or zeros, and two
+ * fancy-index assignments: tens of microseconds together on the 262k-token vocabulary). */
+static PyObject *fill_mask(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer out, base, minus, ids;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*", &out, &base, &minus, &ids)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = out.len;
+    if ((base.len && check_size(&base, 1, n, "base")) || minus.len % 4 || ids.len % 4) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "fill_mask: ids must be int32");
+        goto done;
+    }
+    uint8_t *o = out.buf;
+    const int32_t *mi = minus.buf, *id = ids.buf;
+    Py_ssize_t n_minus = minus.len / 4, n_ids = ids.len / 4;
+    int outside = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (base.len)
+        memcpy(o, base.buf, (size_t)n);
+    else
+        memset(o, 0, (size_t)n);
+    for (Py_ssize_t i = 0; i < n_minus && !outside; i++) {
+        if (mi[i] < 0 || mi[i] >= n)
+            outside = 1;
+        else
+            o[mi[i]] = 0;
+    }
+    for (Py_ssize_t i = 0; i < n_ids && !outside; i++) {
+        if (id[i] < 0 || id[i] >= n)
+            outside = 1;
+        else
+            o[id[i]] = 1;
+    }
+    Py_END_ALLOW_THREADS
+    result = none_unless(outside, "fill_mask: an id outside the mask");
+done:
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&base);
+    PyBuffer_Release(&minus);
+    PyBuffer_Release(&ids);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"alive_bits", alive_bits, METH_VARARGS, "Pack the ids of the rows whose node is alive."},
+    {"fill_mask", fill_mask, METH_VARARGS, "A whole bool mask from its memoised parts."},
     {"index_rows", index_rows, METH_VARARGS, "A FreeIndex's row groups after its scan."},
     {"scan_runs", scan_runs, METH_VARARGS, "Per row: the first bad byte and the end of the last."},
     {"dfa_run", dfa_run, METH_VARARGS, "A pattern's DFA over the trie's nodes, breadth first."},

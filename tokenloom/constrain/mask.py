@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tokenloom.constrain.charset import ANY, WHITESPACE, CharSet, utf8_len, utf8_prefix_range
+from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.parser import ParserState, Stack
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
 from tokenloom.constrain.regex import DState
@@ -815,6 +816,12 @@ def _joined(parts: list[IntArray]) -> IntArray:
 
 def to_mask(parts: MaskParts, n_vocab: int) -> BoolArray:
     base, packed, ids, minus = parts
+    if packed is None and NATIVE is not None and ids.dtype == np.int32 and minus.dtype == np.int32:
+        mask = np.empty(n_vocab, dtype=np.bool_)
+        NATIVE.fill_mask(
+            mask, b"" if base is None else base, np.ascontiguousarray(minus), np.ascontiguousarray(ids)
+        )
+        return mask
     if packed is not None:
         mask = np.unpackbits(packed, count=n_vocab).view(np.bool_)
     else:

@@ -7,11 +7,13 @@ import random
 import numpy as np
 import pytest
 
+import tokenloom.constrain.mask as mask_module
 import tokenloom.constrain.trie as trie_module
 from tests.unit.constrain.test_free_index import CLASSES
 from tests.unit.constrain.test_pattern_masks import EDGES, ISSUE_SHAPES
 from tokenloom.constrain.charset import CharSet
 from tokenloom.constrain.formats import FORMATS
+from tokenloom.constrain.mask import to_mask
 from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.pattern_mask import PatternTable, _TrieViews
 from tokenloom.constrain.regex import Regex
@@ -178,3 +180,46 @@ def test_bad_arguments_raise_instead_of_reading_outside(vocab: Vocab) -> None:
         NATIVE.alive_bits(
             np.zeros(n, np.int32), np.array([0, 7], np.int64), np.array([0, 1], np.int32), first
         )
+
+
+def test_fill_mask_matches_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole mask from its parts, by C and by numpy: a shared base or none, ids taken out and put in
+    (an id in both ends up in, as `to_mask` says), and packed bits, which stay with numpy."""
+    n = 262_144
+    rng = np.random.default_rng(7)
+    base = rng.random(n) < 0.3
+    ids = rng.integers(0, n, 3_000).astype(np.int32)
+    minus = np.concatenate([rng.integers(0, n, 500), ids[:10]]).astype(np.int32)
+    none = np.zeros(0, dtype=np.int32)
+    cases = [
+        (base, None, ids, minus),
+        (None, None, ids, none),
+        (base, None, none, none),
+        (None, None, none, none),
+        (None, np.packbits(base), ids, minus),
+        (base, None, ids.astype(np.int64), minus),  # another dtype: numpy's way
+    ]
+    for parts in cases:
+        got = to_mask(parts, n)  # type: ignore[arg-type]
+        monkeypatch.setattr(mask_module, "NATIVE", None)
+        want = to_mask(parts, n)  # type: ignore[arg-type]
+        monkeypatch.undo()
+        assert got.dtype == np.bool_ and np.array_equal(got, want)
+        assert not np.shares_memory(got, base)
+    assert to_mask((base, None, ids, minus), n)[ids].all()
+
+
+def test_fill_mask_refuses_ids_outside_the_mask() -> None:
+    assert NATIVE is not None
+    out = np.empty(8, dtype=np.bool_)
+    fine = np.array([1, 7], dtype=np.int32)
+    for base, minus, ids in (
+        (b"", fine, np.array([8], np.int32)),  # one past the end
+        (b"", np.array([-1], np.int32), fine),  # negative
+        (np.zeros(9, np.bool_), fine, fine),  # a base of another size
+        (b"", fine, np.array([1], np.int16)),  # two bytes: not a whole number of int32 ids
+    ):
+        with pytest.raises(ValueError):
+            NATIVE.fill_mask(out, base, minus, ids)
+    NATIVE.fill_mask(out, b"", np.zeros(0, np.int32), fine)
+    assert out.tolist() == [False, True, False, False, False, False, False, True]
