@@ -24,6 +24,10 @@ MAX_NEW_SIGNATURES = 600  # (state, depth) signatures one call may add before `d
 # pattern): the signatures alone let a pattern of many classes explore for 15 ms before giving up
 MAX_NEW_STEPS = 3_000
 GIVE_UPS_IN_A_ROW = 3  # explorations given up one after another before a pattern stops trying ...
+# ... or this many signatures made, since the last state that found a representative other than
+# itself, by explorations that found none (each state of `format: regex`'s pattern is unlike every
+# other, and exploring each cost 3 ms; a counted repeat's unshared states near its bound cost ~20 each)
+MAX_UNSHARED_SIGNATURES = 2_000
 RETRY_EVERY = 16  # ... except for every RETRY_EVERY-th new state (the text may reach easier ones)
 MAX_SIGNATURES = 40_000  # signatures one pattern keeps; past it new states stand for themselves
 MAX_EXPLORED = 5_000  # DFA states a pattern may hold for the exploration to go on (each is real work)
@@ -38,7 +42,7 @@ class _Signatures:
     """One pattern's memo: signatures by (state, depth), their shapes interned as small ints, the
     live successor groups of each state, and the representative of each (depth, signature)."""
 
-    __slots__ = ("asked", "give_ups", "groups", "lock", "memo", "rep_of", "reps", "shapes")
+    __slots__ = ("asked", "give_ups", "groups", "lock", "memo", "rep_of", "reps", "shapes", "unshared")
 
     def __init__(self) -> None:
         self.memo: dict[tuple[DState, int], int] = {}
@@ -48,11 +52,13 @@ class _Signatures:
         self.rep_of: dict[tuple[DState, int], DState] = {}
         self.lock = threading.Lock()
         self.give_ups = 0  # explorations given up since the last one that finished
+        self.unshared = 0  # signatures made since the last state that found another representative
         self.asked = 0  # new states asked about while `give_ups` says to stop trying
 
     def should_explore(self) -> bool:
-        """Whether to look for a new state's representative (not while explorations keep failing)."""
-        if self.give_ups < GIVE_UPS_IN_A_ROW:
+        """Whether to look for a new state's representative (not while explorations keep failing or
+        keep finding that each state stands for itself)."""
+        if self.give_ups < GIVE_UPS_IN_A_ROW and self.unshared < MAX_UNSHARED_SIGNATURES:
             return True
         self.asked += 1
         return self.asked % RETRY_EVERY == 0
@@ -113,10 +119,12 @@ def horizon_rep(d: DState, horizon: int) -> DState:
     with sigs.lock:
         rep = d
         if len(sigs.memo) < MAX_SIGNATURES and sigs.should_explore():
+            budget = [MAX_NEW_SIGNATURES, MAX_NEW_STEPS]
             try:
-                sig = sigs.signature(d, horizon, [MAX_NEW_SIGNATURES, MAX_NEW_STEPS])
+                sig = sigs.signature(d, horizon, budget)
                 rep = sigs.reps.setdefault((horizon, sig), d)
                 sigs.give_ups = 0
+                sigs.unshared = sigs.unshared + MAX_NEW_SIGNATURES - budget[0] if rep is d else 0
             except (_GiveUp, GrammarError):
                 sigs.give_ups += 1
         sigs.rep_of[(d, horizon)] = rep

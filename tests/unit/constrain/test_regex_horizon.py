@@ -111,3 +111,33 @@ def test_a_wide_pattern_gives_up_within_its_step_budget() -> None:
     sigs = horizon._signatures(regex)
     stepped = sum(len(regex.bounds) for _ in sigs.groups)
     assert stepped <= horizon.MAX_NEW_STEPS + len(regex.bounds)
+
+
+def test_a_pattern_whose_states_are_all_unalike_stops_exploring(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every state of a literal of distinct letters is unlike every other: each exploration finds the
+    # state its own representative and adds horizon + 1 signatures; past MAX_UNSHARED_SIGNATURES of
+    # them in a row, only every RETRY_EVERY-th new state is explored
+    monkeypatch.setattr(horizon, "MAX_UNSHARED_SIGNATURES", 100)
+    explored: list[DState] = []
+    real = horizon._Signatures.signature
+
+    def counting(self: object, d: DState, depth: int, budget: list[int]) -> int:
+        if depth == 20:
+            explored.append(d)
+        return real(self, d, depth, budget)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(horizon._Signatures, "signature", counting)
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    states = _states(Regex(letters), letters)
+    assert all(horizon_rep(d, 20) is d for d in states)
+    first = -(-100 // 21)  # explorations until the unshared signatures reach the limit
+    assert len(explored) == first + (len(states) - first) // horizon.RETRY_EVERY
+
+
+def test_a_shared_representative_keeps_the_exploration_going(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a counted repeat's first states are new classes, the next ones share: the count starts over and
+    # the whole run far from the bound keeps one representative, even under a tight limit
+    monkeypatch.setattr(horizon, "MAX_UNSHARED_SIGNATURES", 20)
+    states = _states(Regex("x[a-f0-9]{64}"), "x" + "a" * 64)
+    reps = [horizon_rep(d, 8) for d in states]
+    assert all(rep is states[1] for rep in reps[1:57])
