@@ -18,7 +18,7 @@ from tokenloom.constrain.constraint import Compiled, Constraint
 from tokenloom.constrain.json_frames import ValueFrame, WsFrame
 from tokenloom.constrain.json_schema import SchemaCompiler
 from tokenloom.constrain.parser import Grammar, Stack
-from tokenloom.constrain.regex import Regex, RegexFrame
+from tokenloom.constrain.regex import RegexFrame, shared_regex
 from tokenloom.constrain.schema_ir import Schema, any_schema
 from tokenloom.constrain.tool_section import Section, SeqFrame
 from tokenloom.constrain.trie import Vocab, trie_for
@@ -92,7 +92,7 @@ def build(spec: SpecLike) -> tuple[Stack, frozenset[str], tuple[str, ...]]:
         return (ValueFrame(_object_schema()), WsFrame()), frozenset(), ()
     if isinstance(typed, g.RegexSpec):
         try:
-            return (RegexFrame(Regex(typed.pattern).initial),), frozenset(), ()
+            return (RegexFrame(shared_regex(typed.pattern).initial),), frozenset(), ()
         except GrammarError as e:
             raise GrammarError(e.message, param=param) from None
     grammar = typed.grammar

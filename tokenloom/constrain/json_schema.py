@@ -17,7 +17,7 @@ from typing import Any
 
 from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.negation import negated_branches
-from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.regex import shared_regex
 from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reachable
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
@@ -379,7 +379,7 @@ class SchemaCompiler(ObjectKeywords):
                 raise GrammarError("pattern must be a string", param=f"{param}.pattern")
             node.regex = self.regex(node, pattern, "pattern", f"{param}.pattern")
         elif isinstance(fmt, str) and fmt in FORMATS:
-            node.regex = Regex(FORMATS[fmt])
+            node.regex = shared_regex(FORMATS[fmt])
         elif fmt is not None:
             self.formats_ignored.add(str(fmt))
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -24,6 +26,7 @@ _T = TypeVar("_T")
 MAX_NFA_STATES = 20_000
 _UNIVERSAL_LIMIT = 512  # DFA states explored before `is_universal` gives up (and says no)
 _FULL_LIMIT = 32  # DFA states explored before `Regex.canonical` gives up (and keeps the state)
+SHARED_REGEXES = 64  # patterns kept compiled for the next schema that uses them (as many as grammars)
 
 
 class Nfa:
@@ -484,6 +487,32 @@ class Regex:
                 return False
             d = d.step(c)
         return d is not None and d.accepting
+
+
+_shared: OrderedDict[tuple[str, bool, bool], Regex] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+def shared_regex(pattern: str, *, search: bool = False, lenient: bool = False) -> Regex:
+    """The compiled pattern, one object for every grammar that uses it while it stays among the
+    SHARED_REGEXES used last. Its lazily built DFA, the horizon signatures and the vocabulary tables
+    hang on it, and a `format` (date-time, uri, ...) or a common pattern comes back schema after
+    schema: each new schema built them again, the most of its first masks' time. Grammars share
+    states of one pattern as the requests of one grammar always did (nothing in a Regex is per
+    grammar). A refused pattern raises each time."""
+    key = (pattern, search, lenient)
+    with _shared_lock:
+        hit = _shared.get(key)
+        if hit is not None:
+            _shared.move_to_end(key)
+            return hit
+    made = Regex(pattern, search=search, lenient=lenient)
+    with _shared_lock:
+        hit = _shared.setdefault(key, made)
+        _shared.move_to_end(key)
+        while len(_shared) > SHARED_REGEXES:
+            _shared.popitem(last=False)
+    return hit
 
 
 @dataclass(frozen=True, slots=True, eq=False)

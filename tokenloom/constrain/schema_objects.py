@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from tokenloom.constrain.formats import names_pattern
-from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.regex import Regex, shared_regex
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.errors import GrammarError
 
@@ -131,12 +131,12 @@ class ObjectKeywords:
     def regex(self, node: Schema, pattern: str, keyword: str, param: str) -> Regex:
         """A `pattern`-style regex; its look-arounds are dropped and reported rather than refused."""
         try:
-            return Regex(pattern, search=True)
+            return shared_regex(pattern, search=True)
         except GrammarError as e:
             if not _LOOKAROUND.search(pattern):
                 raise GrammarError(e.message, param=param) from None
         try:
-            regex = Regex(pattern, search=True, lenient=True)
+            regex = shared_regex(pattern, search=True, lenient=True)
         except GrammarError as e:
             raise GrammarError(e.message, param=param) from None
         self.ignore(node, keyword)

@@ -8,10 +8,13 @@ import time
 
 import pytest
 
+import tokenloom.constrain.regex as regex_module
 from tests.unit.constrain.chars import initial
+from tokenloom.constrain.api import build
 from tokenloom.constrain.formats import FORMATS
+from tokenloom.constrain.json_frames import ValueFrame
 from tokenloom.constrain.parser import accepts
-from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.regex import Regex, shared_regex
 from tokenloom.errors import GrammarError
 
 
@@ -86,3 +89,38 @@ def test_states_differing_only_in_epsilon_states_are_one() -> None:
     r = Regex("((a?)*b?)*")
     d = r.initial.step("a")
     assert d is not None and d.step("a") is d
+
+
+def _regexes_of(schema: dict[str, object]) -> list[Regex]:
+    """The compiled patterns a schema's string values are checked with."""
+    stack = build({"json_schema": schema})[0]
+    top = next(f for f in stack if isinstance(f, ValueFrame)).schema
+    found: list[Regex] = []
+    for node in [top, *(s for _, s in top.props)]:
+        if node.regex is not None:
+            found.append(node.regex)
+    return found
+
+
+def test_schemas_share_the_compiled_pattern_of_a_format_or_pattern() -> None:
+    first = _regexes_of({"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}})
+    second = _regexes_of({"type": "string", "format": "date-time"})
+    assert first[0] is second[0]  # its DFA and tables, built by the first schema, serve the second
+    a = _regexes_of({"type": "string", "pattern": "^[a-z]{3}$"})
+    b = _regexes_of({"type": "object", "properties": {"x": {"type": "string", "pattern": "^[a-z]{3}$"}}})
+    assert a[0] is b[0]
+    assert shared_regex("^[a-z]{3}$") is not a[0]  # a whole-string match is another pattern than a search
+
+
+def test_shared_patterns_are_bounded_and_refusals_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regex_module, "SHARED_REGEXES", 2)
+    one = shared_regex("one[0-9]")
+    assert shared_regex("one[0-9]") is one
+    shared_regex("two[0-9]")
+    shared_regex("three[0-9]")  # the least recently used, "one", is dropped
+    assert shared_regex("one[0-9]") is not one
+    assert len(regex_module._shared) == 2
+    for _ in range(2):
+        with pytest.raises(GrammarError):
+            shared_regex("(?<=a)b")
+    assert all(key[0] != "(?<=a)b" for key in regex_module._shared)
