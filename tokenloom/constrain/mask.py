@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from tokenloom.constrain.charset import ANY, WHITESPACE, CharSet, utf8_len, utf8_prefix_range
 from tokenloom.constrain.native import NATIVE
-from tokenloom.constrain.parser import ParserState, Stack
+from tokenloom.constrain.parser import ParserState, Stack, feed_text
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
@@ -38,11 +38,7 @@ _TINY = 6  # subtrees up to this many tokens are checked token by token, without
 def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[ParserState | None, bytes]:
     """Advance by raw bytes (UTF-8 decoded on the way); (None, ...) once rejected."""
     if not pending and data.isascii():
-        for ch in data.decode("ascii"):
-            if st is None:
-                break
-            st = st.add_char(ch)
-        return st, b""
+        return feed_text(st, data.decode("ascii")), b""
     for b in data:
         if st is None:
             break
@@ -365,7 +361,10 @@ class _Walk:
     ) -> None:
         """The mixed tokens of a free run at the root: by tails, then the leaving-byte groups; the rows
         in the sorted [lo, hi) `spans` left out (the caller judges them)."""
-        if idx.tails is not None:
+        if idx.tails is not None and remaining is None:
+            ids, tail_ids = _root_tails(idx, self.trie, spans)
+            self.parts.append(ids[_accepted_tails(idx.tails, st, self.budget)[tail_ids]])
+        elif idx.tails is not None:
             self._by_tails(idx, idx.tails, _outside(idx.tail_rows, spans), 0, st, remaining)
         if not len(idx.other_rows):
             return  # a wide class: every mixed token had a tail
@@ -528,6 +527,27 @@ def _takes_any_run(st: ParserState) -> bool:
         if says is not None and says():
             return True
     return False
+
+
+_MAX_DERIVED = 64  # root tail selections one FreeIndex keeps (one per set of known names set aside)
+
+
+def _root_tails(
+    idx: FreeIndex, trie: ByteTrie, spans: list[tuple[int, int]] | None
+) -> tuple[IntArray, IntArray]:
+    """The ids and tail numbers of the root's tokens judged by their tail (`_by_tails` from the root of
+    an unlimited run), outside `spans`: the same for every state of a run, kept on the index. The
+    delegated root of an object's names sets the same known names aside at every position, and
+    selected these rows again each time."""
+    key = ("root tails", tuple(spans) if spans else ())
+    hit = idx.derived.get(key)
+    if hit is None:
+        rows = _outside(idx.tail_rows, spans)
+        mine = rows[idx.tail_id[rows] >= 0]
+        if len(idx.derived) >= _MAX_DERIVED:
+            idx.derived.clear()
+        hit = idx.derived[key] = (trie.ids[mine], idx.tail_id[mine])
+    return hit  # type: ignore[return-value]
 
 
 def _outside(rows: Rows, spans: list[tuple[int, int]] | None) -> Rows:

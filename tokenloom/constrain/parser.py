@@ -449,11 +449,17 @@ def _below_chars(stack: Stack) -> CharSet:
 
 
 def feed_text(state: ParserState | None, text: str) -> ParserState | None:
-    """Advance by every character of `text` (None once rejected)."""
+    """Advance by every character of `text` (None once rejected). The trie walk feeds tokens by the
+    hundred thousand, mostly along steps made before: those are read from the table directly, and
+    only a step not made yet costs a call of `add_char`."""
     for c in text:
         if state is None:
             return None
-        state = state.add_char(c)
+        at = state
+        try:
+            state = at._next[c]
+        except KeyError:
+            state = at.add_char(c)
     return state
 
 

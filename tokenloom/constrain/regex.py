@@ -173,8 +173,15 @@ class DState:
     def raw_step(self, k: int) -> DState | None:
         """`step_class_index` before `Regex.canonical` (not memoised)."""
         regex = self.regex
-        moves = regex.moves
-        targets = {t for s in self.states for t in moves(s).get(k, ())}
+        known = regex._moves
+        targets: set[int] = set()
+        for s in self.states:
+            by_class = known.get(s)
+            if by_class is None:
+                by_class = regex.moves(s)
+            ts = by_class.get(k)
+            if ts:
+                targets.update(ts)
         return regex.dstate(regex.closure_after(targets)) if targets else None
 
     def loop_chars(self) -> CharSet:

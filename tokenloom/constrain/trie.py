@@ -247,6 +247,8 @@ class FreeIndex:
                 tail = trie.keys[row][int(self.first_bad[row]) :]
                 self.tail_id[row] = numbered.setdefault(tail, len(numbered))
             self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
+        # what the mask walk derives from this index alone, by its own keys (see mask.py)
+        self.derived: dict[object, object] = {}
 
     def _group_native(self, trie: ByteTrie, forced: BoolArray, with_tails: bool) -> None:
         """`_group_numpy` in two compiled passes over the rows (a counting sort for the groups)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
+from tokenloom.constrain.mask import _root_tails
 from tokenloom.constrain.trie import FreeIndex, trie_for
 from tokenloom.engine.vocab import Vocab
 
@@ -32,3 +33,21 @@ def test_first_and_last_bad_bytes_match_a_plain_scan(name: str, vocab: Vocab) ->
             at += size
         assert index.first_bad[row] == (min(len(key), bad[0][0]) if bad else len(key)), key
         assert index.last_bad[row] == (bad[-1][1] if bad else 0), key
+
+
+def test_root_tail_selection_is_kept_per_set_of_spans_and_leaves_them_out(vocab: Vocab) -> None:
+    """The root's tokens judged by their tail, outside the subtrees a delegated root walks itself:
+    selected once per set of spans and index, and exactly the tail rows outside them."""
+    trie = trie_for(vocab)
+    index = FreeIndex(trie, JSON_STRING_FREE)
+    children = trie.root.children(trie)
+    spans = sorted((children[b].lo, children[b].hi) for b in (ord('"'), ord("\\")) if b in children)
+    ids, tail_ids = _root_tails(index, trie, spans)
+    assert _root_tails(index, trie, spans)[0] is ids  # kept, not selected again
+    inside = [any(lo <= row < hi for lo, hi in spans) for row in index.tail_rows.tolist()]
+    want = [row for row, out in zip(index.tail_rows.tolist(), inside, strict=True) if not out]
+    assert sorted(ids.tolist()) == sorted(trie.ids[want].tolist())
+    assert any(inside)  # the spans did leave rows out
+    assert (tail_ids == index.tail_id[want]).all()
+    whole, _ = _root_tails(index, trie, None)
+    assert len(whole) == len(index.tail_rows)
