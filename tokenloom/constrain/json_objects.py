@@ -25,6 +25,7 @@ from tokenloom.constrain.json_frames import (
 )
 from tokenloom.constrain.parser import Frame, FreeRun, frame_class
 from tokenloom.constrain.regex import DState
+from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Schema
 
 
@@ -311,6 +312,30 @@ class ObjFrame:
         if klass.is_empty() or target == self:
             return None
         return klass, target
+
+    def for_horizon(self, horizon: int) -> ObjFrame:
+        """The same frame for the next `horizon` chars (see ParserState.mask_rep): inside a name, each
+        live pattern's state stands for every state that takes the same strings of up to `horizon`
+        chars (regex_horizon.py), as in a string value. A name under `^[^\\n]{1,64}$` is a new state
+        at each count, and each had a walk of its own; the value its closing quote opens depends on
+        which patterns accept then, which the representative keeps."""
+        if self.phase is not Phase.KEY or not self._live():
+            return self
+        pats = tuple(None if d is None else horizon_rep(d, horizon) for d in self.pats)
+        if all(a is b for a, b in zip(pats, self.pats, strict=True)):
+            return self
+        return ObjFrame(
+            self.schema,
+            self.phase,
+            self.pos,
+            self.num,
+            self.key,
+            self.value,
+            self.depth,
+            self.esc,
+            pats,
+            self.code,
+        )
 
     def skip(self, n: int) -> Frame:
         """After `n` chars of a bounded run: the one live pattern advanced along its counted run."""

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tokenloom.constrain import compile as compile_constraint
+from tokenloom.constrain.constraint import HORIZON
 from tokenloom.constrain.mask import compute, to_mask
 from tokenloom.engine.vocab import Vocab
 
@@ -115,3 +116,28 @@ def test_escapes_far_from_max_length_are_judged_once_and_masks_stay_exact(vocab:
     far = 40 - horizon - 1  # counts up to `far` stand for minLength (0) over the horizon
     assert len({id(rep) for rep in reps[: far + 1]}) == 1
     assert len({id(rep) for rep in reps}) == 1 + (39 - far)  # near the bound each count is its own
+
+
+def test_pattern_names_far_from_their_bound_share_a_representative_and_stay_exact(vocab: Vocab) -> None:
+    """A property name under `^[^\\n]{1,40}$` (patternProperties) is a new state at each count: the
+    counts the next `horizon` chars cannot tell apart share one representative, the masks equal
+    feeding every token, and near the bound (or past a quote) each count is its own."""
+    from tests.unit.constrain.test_vocab_masks import _brute_force
+
+    schema = {
+        "type": "object",
+        "patternProperties": {"^[^\\n]{1,40}$": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    c = compile_constraint({"json_schema": schema}, vocab)
+    c._feed(b'{"', None)  # type: ignore[attr-defined]
+    horizon = HORIZON  # what `allowed` asks for
+    reps = []
+    for count in range(40):
+        if count in (0, 1, 5, 40 - horizon - 1, 40 - horizon, 38, 39):
+            assert {int(t) for t in np.flatnonzero(c.allowed())} == _brute_force(c, vocab), count
+        reps.append(c._state.mask_rep(horizon))  # type: ignore[attr-defined]
+        c._feed(b"a", None)  # type: ignore[attr-defined]
+    far = 40 - horizon  # from count 1 to `far`, 1..40 more chars may follow: alike over the horizon
+    assert len({id(rep) for rep in reps[1:far]}) == 1
+    assert len({id(rep) for rep in reps[far:]}) == 40 - far

@@ -30,6 +30,20 @@ def _verdict(d: DState, text: str) -> tuple[bool, bool]:
     return cur is not None, cur is not None and cur.accepting
 
 
+def _explorations(monkeypatch: pytest.MonkeyPatch) -> list[DState]:
+    """The states explored from here on (each exploration asks a signature at depth 20 once)."""
+    explored: list[DState] = []
+    real = horizon._Signatures.signature
+
+    def counting(self: object, d: DState, depth: int, budget: list[int]) -> int:
+        if depth == 20:
+            explored.append(d)
+        return real(self, d, depth, budget)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(horizon._Signatures, "signature", counting)
+    return explored
+
+
 def test_counts_far_from_the_bound_share_one_representative() -> None:
     states = _states(Regex("[a-f0-9]{64}"), "a" * 64)
     reps = [horizon_rep(d, 8) for d in states]
@@ -86,15 +100,7 @@ def test_a_pattern_whose_explorations_keep_failing_stops_paying_for_them(
     # a step budget this small gives up on every state: after three give-ups in a row, only every
     # RETRY_EVERY-th new state is explored again, and each still stands for itself
     monkeypatch.setattr(horizon, "MAX_NEW_STEPS", 2)
-    explored: list[DState] = []
-    real = horizon._Signatures.signature
-
-    def counting(self: object, d: DState, depth: int, budget: list[int]) -> int:
-        if depth == 20:
-            explored.append(d)
-        return real(self, d, depth, budget)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(horizon._Signatures, "signature", counting)
+    explored = _explorations(monkeypatch)
     states = _states(Regex("[0-9a-z]{60}"), "1" * 40)
     assert all(horizon_rep(d, 20) is d for d in states)
     asked_after = len(states) - horizon.GIVE_UPS_IN_A_ROW
@@ -118,15 +124,7 @@ def test_a_pattern_whose_states_are_all_unalike_stops_exploring(monkeypatch: pyt
     # state its own representative and adds horizon + 1 signatures; past MAX_UNSHARED_SIGNATURES of
     # them in a row, only every RETRY_EVERY-th new state is explored
     monkeypatch.setattr(horizon, "MAX_UNSHARED_SIGNATURES", 100)
-    explored: list[DState] = []
-    real = horizon._Signatures.signature
-
-    def counting(self: object, d: DState, depth: int, budget: list[int]) -> int:
-        if depth == 20:
-            explored.append(d)
-        return real(self, d, depth, budget)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(horizon._Signatures, "signature", counting)
+    explored = _explorations(monkeypatch)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     states = _states(Regex(letters), letters)
     assert all(horizon_rep(d, 20) is d for d in states)
