@@ -839,7 +839,10 @@ def to_mask(parts: MaskParts, n_vocab: int) -> BoolArray:
     if packed is None and NATIVE is not None and ids.dtype == np.int32 and minus.dtype == np.int32:
         mask = np.empty(n_vocab, dtype=np.bool_)
         NATIVE.fill_mask(
-            mask, b"" if base is None else base, np.ascontiguousarray(minus), np.ascontiguousarray(ids)
+            mask,
+            b"" if base is None else np.ascontiguousarray(base),
+            np.ascontiguousarray(minus),
+            np.ascontiguousarray(ids),
         )
         return mask
     if packed is not None:

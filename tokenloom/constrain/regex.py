@@ -27,6 +27,9 @@ MAX_NFA_STATES = 20_000
 _UNIVERSAL_LIMIT = 512  # DFA states explored before `is_universal` gives up (and says no)
 _FULL_LIMIT = 32  # DFA states explored before `Regex.canonical` gives up (and keeps the state)
 SHARED_REGEXES = 64  # patterns kept compiled for the next schema that uses them (as many as grammars)
+# A shared pattern whose DFA has grown past this many states is not handed to new grammars: they start
+# afresh, so what earlier requests reached does not bring a new one nearer the 50,000-state limit.
+SHARED_STATES = 10_000
 
 
 class Nfa:
@@ -506,16 +509,18 @@ def shared_regex(pattern: str, *, search: bool = False, lenient: bool = False) -
     hang on it, and a `format` (date-time, uri, ...) or a common pattern comes back schema after
     schema: each new schema built them again, the most of its first masks' time. Grammars share
     states of one pattern as the requests of one grammar always did (nothing in a Regex is per
-    grammar). A refused pattern raises each time."""
+    grammar). A refused pattern raises each time; one grown past SHARED_STATES is compiled anew."""
     key = (pattern, search, lenient)
     with _shared_lock:
         hit = _shared.get(key)
-        if hit is not None:
+        if hit is not None and hit.states_made() <= SHARED_STATES:
             _shared.move_to_end(key)
             return hit
     made = Regex(pattern, search=search, lenient=lenient)
     with _shared_lock:
-        hit = _shared.setdefault(key, made)
+        hit = _shared.get(key)
+        if hit is None or hit.states_made() > SHARED_STATES:
+            hit = _shared[key] = made
         _shared.move_to_end(key)
         while len(_shared) > SHARED_REGEXES:
             _shared.popitem(last=False)

@@ -124,3 +124,14 @@ def test_shared_patterns_are_bounded_and_refusals_are_not_kept(monkeypatch: pyte
         with pytest.raises(GrammarError):
             shared_regex("(?<=a)b")
     assert all(key[0] != "(?<=a)b" for key in regex_module._shared)
+
+
+def test_a_shared_pattern_grown_big_is_compiled_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What earlier grammars reached must not bring a new one nearer the DFA's state limit."""
+    monkeypatch.setattr(regex_module, "SHARED_STATES", 3)
+    regex = shared_regex("[a-z]{0,9}x")
+    assert shared_regex("[a-z]{0,9}x") is regex
+    assert regex.fullmatch("abcdex")  # five counts: more states than the limit
+    fresh = shared_regex("[a-z]{0,9}x")
+    assert fresh is not regex and fresh.states_made() <= 3
+    assert shared_regex("[a-z]{0,9}x") is fresh
