@@ -126,7 +126,7 @@ class Compiled:
         """Memoised by state; inside a uniqueItems array by its twin state (see unique_mask.py)."""
         twin = twin_state(st)
         parts = self._twin_parts(twin, pending)
-        return parts if twin is st else exact_parts(self.trie, parts, st, pending)
+        return parts if twin is st else exact_parts(self.trie, parts, twin, st, pending)
 
     def _twin_parts(self, st: ParserState, pending: bytes) -> MaskParts:
         key = (st, pending)

@@ -243,9 +243,14 @@ class FreeIndex:
         self.tail_id = np.full(len(trie.keys), -1, dtype=np.int32)
         if len(self.tail_rows):
             numbered: dict[bytes, int] = {}
-            for row in self.tail_rows.tolist():
-                tail = trie.keys[row][int(self.first_bad[row]) :]
-                self.tail_id[row] = numbered.setdefault(tail, len(numbered))
+            keys = trie.keys
+            rows = self.tail_rows.tolist()
+            starts = self.first_bad[self.tail_rows].tolist()
+            # one assignment for all rows: numpy's per-item stores were most of a build's time
+            self.tail_id[self.tail_rows] = [
+                numbered.setdefault(keys[row][start:], len(numbered))
+                for row, start in zip(rows, starts, strict=True)
+            ]
             self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
         # what the mask walk derives from this index alone, by its own keys (see mask.py)
         self.derived: dict[object, object] = {}

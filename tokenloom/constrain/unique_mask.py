@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Set as AbstractSet
+from typing import cast
 
 import numpy as np
 
@@ -79,14 +80,14 @@ def _closer_after_quote(piece: bytes, closers: bytes) -> bool:
     return quote >= 0 and any(c in piece[quote + 1 :] for c in closers)
 
 
-def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending: bytes) -> MaskParts:
-    """`twin_parts` (the mask of `st`'s twin) with the later-item tokens judged from `st` itself, and,
-    when the twin forgot an unfinished item that may repeat a seen one, the allowed tokens that hold
-    a closing byte as well."""
+def exact_parts(
+    trie: ByteTrie, twin_parts: MaskParts, twin: ParserState, st: ParserState, pending: bytes
+) -> MaskParts:
+    """`twin_parts` (the mask of `st`'s twin `twin`) with the later-item tokens judged from `st` itself,
+    and, when the twin forgot an unfinished item that may repeat a seen one, the allowed tokens that
+    hold a closing byte as well."""
     # the twin allows a superset of what `st` does: its refusals stand
-    later, later_pieces = later_item_tokens(trie)
-    taken = np.flatnonzero(_allows(twin_parts, later)).tolist()
-    ids, pieces = later[taken], [later_pieces[at] for at in taken]
+    ids, pieces = _later_allowed(trie, twin_parts, twin, pending)
     if twin_forgets_repeatable(st):
         allowed = to_mask(twin_parts, trie.n_vocab)
         closing, closing_pieces = (
@@ -110,6 +111,26 @@ def exact_parts(trie: ByteTrie, twin_parts: MaskParts, st: ParserState, pending:
             added = added[~refused[added]]
         minus = np.concatenate((minus, bad))
     return base, packed, np.concatenate((added, ids[good])), minus
+
+
+def _later_allowed(
+    trie: ByteTrie, twin_parts: MaskParts, twin: ParserState, pending: bytes
+) -> tuple[IntArray, list[bytes]]:
+    """The later-item tokens `twin_parts` allows, kept on the twin: every exact state of a twin asks
+    again, and each answer searched the mask's id lists for them (50 us a mask)."""
+    memo = twin.memo
+    if memo is None:
+        memo = twin.memo = {}
+    key = (_LATER_KEY, trie, pending)
+    hit = memo.get(key)
+    if hit is None:
+        later, later_pieces = later_item_tokens(trie)
+        taken = np.flatnonzero(_allows(twin_parts, later)).tolist()
+        hit = memo[key] = (later[taken], [later_pieces[at] for at in taken])
+    return cast(tuple[IntArray, list[bytes]], hit)
+
+
+_LATER_KEY = "unique_mask.later"  # where `_later_allowed` keeps its answer in a twin's memo
 
 
 def _allows(parts: MaskParts, ids: IntArray) -> BoolArray:

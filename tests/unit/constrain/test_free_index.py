@@ -51,3 +51,19 @@ def test_root_tail_selection_is_kept_per_set_of_spans_and_leaves_them_out(vocab:
     assert (tail_ids == index.tail_id[want]).all()
     whole, _ = _root_tails(index, trie, None)
     assert len(whole) == len(index.tail_rows)
+
+
+@pytest.mark.parametrize("name", list(CLASSES))
+def test_each_tail_row_is_numbered_by_its_own_tail(name: str, vocab: Vocab) -> None:
+    """A mixed token's tail (from its first bad byte on) is judged through the tails trie by its
+    number: the number must name that very tail, equal tails one number, and other rows none."""
+    trie = trie_for(vocab)
+    index = FreeIndex(trie, CLASSES[name])
+    assert index.tails is not None and len(index.tail_rows)
+    tail_of = dict(zip(index.tails.ids.tolist(), index.tails.keys, strict=True))
+    assert len(tail_of) == len(index.tails.keys)  # each tail once
+    for row in index.tail_rows.tolist():
+        assert tail_of[int(index.tail_id[row])] == trie.keys[row][int(index.first_bad[row]) :]
+    others = index.tail_id.copy()
+    others[index.tail_rows] = -1
+    assert (others == -1).all()
