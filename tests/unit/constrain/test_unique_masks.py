@@ -16,6 +16,7 @@ from tokenloom.constrain import compile
 from tokenloom.constrain.json_unique import twin_forgets_repeatable, twin_state
 from tokenloom.constrain.trie import trie_for
 from tokenloom.constrain.unique_mask import (
+    _item_completed_anew,
     _may_complete,
     _may_complete_some,
     closing_tokens,
@@ -47,6 +48,8 @@ PREFIXED = {
     "uniqueItems": True,
 }
 
+TWO_ARRAYS = {"anyOf": [OBJECTS, {**OBJECTS, "maxItems": 5}]}  # one stack per array, one item text
+
 HOLDER = {
     "type": "array",
     "items": {"type": "object", "properties": {"v": STRINGS}},
@@ -71,6 +74,7 @@ HOLDER_OF_OBJECTS = {
 CHECKED: list[tuple[dict[str, Any], str]] = [
     (OBJECTS, '[{"path":"ind'),  # the first item: its pattern string judged by the pattern pass
     (OBJECTS, '[{"path":"a","n":1},{"path":"a","n":1'),  # one "}" from a duplicate
+    (TWO_ARRAYS, '[{"path":"a","n":1},{"path":"a","n":1'),  # the same, on two stacks
     (PATTERNS, '["ab","x'),  # a later item unlike the seen ones: twin and pattern pass
     (STRINGS, '["'),  # the twin alone would let '","",' finish "" and then "" again
     (NESTED, '[["a"],["b'),  # the inner array's twin inside the outer array's exact state
@@ -160,6 +164,31 @@ def test_object_items_complete_where_their_brackets_close() -> None:
     assert not _may_complete(b'"}', escaped)  # an escaped quote: still inside
     assert _may_complete(b'x"}', escaped)
     assert _may_complete(b'\xa9"]}', rule)  # a cut character (a lone continuation byte) is no bracket
+
+
+def test_a_completed_item_is_checked_against_the_seen_ones_without_feeding(
+    vocab: Vocab, greedy: Greedy
+) -> None:
+    """Inside an object item that may repeat a seen one, a token the twin allows keeps the twin's
+    verdict when it completes the item as a new one or leaves it open; one that completes a duplicate,
+    or holds a whole later item, is left to the exact state. Elsewhere the test does not apply."""
+    for schema, stacks in ((OBJECTS, 1), (TWO_ARRAYS, 2)):
+        c = compile({"json_schema": schema}, vocab)
+        assert greedy.tokens(c, '[{"path":"a","n":1},{"path":"a","n":1') is not None
+        assert len(c._state.stacks) == stacks  # type: ignore[union-attr]
+        anew = _item_completed_anew(c._state, b"", trie_for(vocab))  # type: ignore[arg-type]
+        assert anew is not None
+        assert not anew(b"}")  # {"path":"a","n":1} again
+        assert not anew(b"},")
+        assert anew(b"2}")  # {"path":"a","n":12}
+        assert anew(b"0")  # still open
+        assert not anew(b"\xff}")  # not UTF-8 on its own: not judged here
+        assert _item_completed_anew(c._state, b"\xc3", trie_for(vocab)) is None  # type: ignore[arg-type]
+    later = later_item_tokens(trie_for(vocab))[1]
+    assert later and not anew(later[0])
+    c = compile({"json_schema": STRINGS}, vocab)
+    assert greedy.tokens(c, '["ab","a') is not None  # a string item: its own rules
+    assert _item_completed_anew(c._state, b"", trie_for(vocab)) is None  # type: ignore[arg-type]
 
 
 def test_rules_judged_together_equal_each_rule_on_each_piece(vocab: Vocab) -> None:
