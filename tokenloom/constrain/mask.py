@@ -369,11 +369,16 @@ class _Walk:
         if not len(idx.other_rows):
             return  # a wide class: every mixed token had a tail
         bounds = idx.other_bounds
-        groups = [
-            idx.other_rows[bounds[b] : bounds[b + 1]]
-            for b in np.nonzero(self._exit_table(st, remaining))[0].tolist()
-            if bounds[b + 1] > bounds[b]
-        ]
+        groups: list[Rows] = []
+        for b in np.nonzero(self._exit_table(st, remaining))[0].tolist():
+            lo, hi = int(bounds[b]), int(bounds[b + 1])
+            if remaining is None and hi - lo >= _GROUP_TAILS:
+                self.spend(hi - lo)  # as feeding them would: a budgeted walk hands over before the build
+                tails, numbers = _group_tails(idx, self.trie, b)
+                taken = idx.other_rows[lo:hi][_accepted_tails(tails, st, self.budget)[numbers]]
+                self.parts.append(self.trie.ids[_outside(taken, spans)])
+            elif hi > lo:
+                groups.append(idx.other_rows[lo:hi])
         rows = _outside(np.concatenate(groups), spans) if groups else None
         if rows is not None and len(rows):
             self._check_rows(idx, rows, 0, st, remaining)
@@ -547,6 +552,34 @@ def _root_tails(
         if len(idx.derived) >= _MAX_DERIVED:
             idx.derived.clear()
         hit = idx.derived[key] = (trie.ids[mine], idx.tail_id[mine])
+    return hit  # type: ignore[return-value]
+
+
+_GROUP_TAILS = 256  # a leaving-byte group this big is judged through a trie of its tails (_group_tails)
+
+
+def _group_tails(idx: FreeIndex, trie: ByteTrie, byte: int) -> tuple[ByteTrie, IntArray]:
+    """The tails (from the first bad byte on) of a narrow class's tokens that leave its run at `byte`,
+    as a trie of their own, and each group row's tail number; kept on the index. A state then judges
+    them by one pruned walk, memoised on the state, as the wide classes' tails are. Fed one by one,
+    the 61,030 tokens holding an "a" under a name pattern that reads "a" differently took 153 ms over
+    a few states of one schema."""
+    key = ("group tails", byte)
+    hit = idx.derived.get(key)
+    if hit is None:
+        rows = idx.other_rows[int(idx.other_bounds[byte]) : int(idx.other_bounds[byte + 1])]
+        keys = trie.keys
+        numbered: dict[bytes, int] = {}
+        numbers = np.array(
+            [
+                numbered.setdefault(keys[row][start:], len(numbered))
+                for row, start in zip(rows.tolist(), idx.first_bad[rows].tolist(), strict=True)
+            ],
+            dtype=np.int32,
+        )
+        if len(idx.derived) >= _MAX_DERIVED:
+            idx.derived.clear()
+        hit = idx.derived[key] = (ByteTrie(list(numbered.items()), len(numbered), with_tails=False), numbers)
     return hit  # type: ignore[return-value]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.constrain.conftest import Greedy
+from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
 from tokenloom.constrain.mask import _root_tails
 from tokenloom.constrain.trie import FreeIndex, trie_for
@@ -67,3 +69,24 @@ def test_each_tail_row_is_numbered_by_its_own_tail(name: str, vocab: Vocab) -> N
     others = index.tail_id.copy()
     others[index.tail_rows] = -1
     assert (others == -1).all()
+
+
+def test_a_big_leaving_group_is_judged_through_its_tails(vocab: Vocab, greedy: Greedy) -> None:
+    """A name pattern that reads "a" differently (a pattern written as "additionalProperties") makes a
+    narrow run: the tokens holding an "a" leave it there, tens of thousands of them. They are judged by
+    one walk over a trie of their tails, kept on the index, and the mask equals feeding every token."""
+    schema = {
+        "type": "object",
+        "patternProperties": {"^.*$": {"type": "integer"}, "additionalProperties": {"type": "string"}},
+    }
+    for prefix in ('{"', '{"x'):
+        assert_mask_is_exact(schema, prefix, vocab, greedy)
+    built = [
+        value
+        for index in trie_for(vocab).free_indexes()
+        for key, value in index.derived.items()
+        if key == ("group tails", ord("a"))
+    ]
+    assert built
+    tails, numbers = built[0]
+    assert len(numbers) > 10_000 and len(tails.keys) < len(numbers)  # equal tails share one number
