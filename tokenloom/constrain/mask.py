@@ -372,10 +372,12 @@ class _Walk:
         groups: list[Rows] = []
         for b in np.nonzero(self._exit_table(st, remaining))[0].tolist():
             lo, hi = int(bounds[b]), int(bounds[b + 1])
+            group = None
             if remaining is None and hi - lo >= _GROUP_TAILS:
                 self.spend(hi - lo)  # as feeding them would: a budgeted walk hands over before the build
-                tails, numbers = _group_tails(idx, self.trie, b)
-                taken = idx.other_rows[lo:hi][_accepted_tails(tails, st, self.budget)[numbers]]
+                group = _group_tails(idx, self.trie, b)
+            if group is not None:
+                taken = idx.other_rows[lo:hi][_accepted_tails(group[0], st, self.budget)[group[1]]]
                 self.parts.append(self.trie.ids[_outside(taken, spans)])
             elif hi > lo:
                 groups.append(idx.other_rows[lo:hi])
@@ -556,18 +558,23 @@ def _root_tails(
 
 
 _GROUP_TAILS = 256  # a leaving-byte group this big is judged through a trie of its tails (_group_tails)
+_GROUP_ROWS = 80_000  # the rows of all group tails one FreeIndex keeps (a few MB): past it, fed as before
+_GROUP_ROWS_KEY = "group rows"  # where a FreeIndex counts them
 
 
-def _group_tails(idx: FreeIndex, trie: ByteTrie, byte: int) -> tuple[ByteTrie, IntArray]:
+def _group_tails(idx: FreeIndex, trie: ByteTrie, byte: int) -> tuple[ByteTrie, IntArray] | None:
     """The tails (from the first bad byte on) of a narrow class's tokens that leave its run at `byte`,
     as a trie of their own, and each group row's tail number; kept on the index. A state then judges
     them by one pruned walk, memoised on the state, as the wide classes' tails are. Fed one by one,
     the 61,030 tokens holding an "a" under a name pattern that reads "a" differently took 153 ms over
-    a few states of one schema."""
+    a few states of one schema. None once the index keeps _GROUP_ROWS rows of them."""
     key = ("group tails", byte)
     hit = idx.derived.get(key)
     if hit is None:
         rows = idx.other_rows[int(idx.other_bounds[byte]) : int(idx.other_bounds[byte + 1])]
+        kept = int(idx.derived.get(_GROUP_ROWS_KEY, 0))  # type: ignore[call-overload]
+        if kept + len(rows) > _GROUP_ROWS:
+            return None
         keys = trie.keys
         numbered: dict[bytes, int] = {}
         numbers = np.array(
@@ -579,6 +586,8 @@ def _group_tails(idx: FreeIndex, trie: ByteTrie, byte: int) -> tuple[ByteTrie, I
         )
         if len(idx.derived) >= _MAX_DERIVED:
             idx.derived.clear()
+            kept = 0
+        idx.derived[_GROUP_ROWS_KEY] = kept + len(rows)
         hit = idx.derived[key] = (ByteTrie(list(numbered.items()), len(numbered), with_tails=False), numbers)
     return hit  # type: ignore[return-value]
 

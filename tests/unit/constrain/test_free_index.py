@@ -6,8 +6,9 @@ import pytest
 
 from tests.unit.constrain.conftest import Greedy
 from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
+from tokenloom.constrain import mask
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
-from tokenloom.constrain.mask import _root_tails
+from tokenloom.constrain.mask import _group_tails, _root_tails
 from tokenloom.constrain.trie import FreeIndex, trie_for
 from tokenloom.engine.vocab import Vocab
 
@@ -90,3 +91,20 @@ def test_a_big_leaving_group_is_judged_through_its_tails(vocab: Vocab, greedy: G
     assert built
     tails, numbers = built[0]
     assert len(numbers) > 10_000 and len(tails.keys) < len(numbers)  # equal tails share one number
+
+
+def test_group_tails_are_kept_up_to_a_bound(vocab: Vocab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index keeps group tails for at most _GROUP_ROWS rows in all (a hostile stream of narrow
+    classes must not fill memory with them); past it the group is fed token by token as before."""
+    trie = trie_for(vocab)
+    index = FreeIndex(trie, JSON_STRING_FREE - CharSet.of("ae"))  # narrow: "a" and "e" leave the run
+    a, e = ord("a"), ord("e")
+    size_a = int(index.other_bounds[a + 1] - index.other_bounds[a])
+    size_e = int(index.other_bounds[e + 1] - index.other_bounds[e])
+    assert size_a > 1_000 and size_e > 1_000
+    monkeypatch.setattr(mask, "_GROUP_ROWS", size_a - 1)
+    assert _group_tails(index, trie, a) is None
+    monkeypatch.setattr(mask, "_GROUP_ROWS", size_a + size_e - 1)
+    kept = _group_tails(index, trie, a)
+    assert kept is not None and _group_tails(index, trie, a) is kept
+    assert _group_tails(index, trie, e) is None  # the two together are over the bound
