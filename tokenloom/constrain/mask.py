@@ -21,7 +21,7 @@ from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.parser import ParserState, Stack, feed_text
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
 from tokenloom.constrain.regex import DState
-from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node
+from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node, tails_trie
 
 # (a shared base mask or None, a private base as packed bits or None, ids added, ids taken from the base)
 MaskParts = tuple[BoolArray | None, "np.ndarray | None", IntArray, IntArray]
@@ -575,20 +575,11 @@ def _group_tails(idx: FreeIndex, trie: ByteTrie, byte: int) -> tuple[ByteTrie, I
         kept = int(idx.derived.get(_GROUP_ROWS_KEY, 0))  # type: ignore[call-overload]
         if kept + len(rows) > _GROUP_ROWS:
             return None
-        keys = trie.keys
-        numbered: dict[bytes, int] = {}
-        numbers = np.array(
-            [
-                numbered.setdefault(keys[row][start:], len(numbered))
-                for row, start in zip(rows.tolist(), idx.first_bad[rows].tolist(), strict=True)
-            ],
-            dtype=np.int32,
-        )
         if len(idx.derived) >= _MAX_DERIVED:
             idx.derived.clear()
             kept = 0
         idx.derived[_GROUP_ROWS_KEY] = kept + len(rows)
-        hit = idx.derived[key] = (ByteTrie(list(numbered.items()), len(numbered), with_tails=False), numbers)
+        hit = idx.derived[key] = tails_trie(trie, rows, idx.first_bad[rows])
     return hit  # type: ignore[return-value]
 
 

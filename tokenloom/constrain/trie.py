@@ -242,16 +242,9 @@ class FreeIndex:
         self.tails: ByteTrie | None = None
         self.tail_id = np.full(len(trie.keys), -1, dtype=np.int32)
         if len(self.tail_rows):
-            numbered: dict[bytes, int] = {}
-            keys = trie.keys
-            rows = self.tail_rows.tolist()
-            starts = self.first_bad[self.tail_rows].tolist()
-            # one assignment for all rows: numpy's per-item stores were most of a build's time
-            self.tail_id[self.tail_rows] = [
-                numbered.setdefault(keys[row][start:], len(numbered))
-                for row, start in zip(rows, starts, strict=True)
-            ]
-            self.tails = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
+            self.tails, self.tail_id[self.tail_rows] = tails_trie(
+                trie, self.tail_rows, self.first_bad[self.tail_rows]
+            )
         # what the mask walk derives from this index alone, by its own keys (see mask.py)
         self.derived: dict[object, object] = {}
 
@@ -301,6 +294,24 @@ class FreeIndex:
         order = np.argsort(self.first_bad_byte[other], kind="stable")
         self.other_rows = other[order]
         self.other_bounds = np.searchsorted(self.first_bad_byte[self.other_rows], np.arange(257))
+
+
+def tails_trie(
+    trie: ByteTrie, rows: npt.NDArray[np.integer[Any]], starts: npt.NDArray[np.integer[Any]]
+) -> tuple[ByteTrie, IntArray]:
+    """The keys of `rows` from `starts` on (their tails), each distinct tail once, as a trie of their
+    own, and each row's tail number: a state judges them all by one pruned walk of that trie. The
+    numbers come in one array (numpy's per-item stores were most of an index build's time)."""
+    keys = trie.keys
+    numbered: dict[bytes, int] = {}
+    numbers = np.array(
+        [
+            numbered.setdefault(keys[row][start:], len(numbered))
+            for row, start in zip(rows.tolist(), starts.tolist(), strict=True)
+        ],
+        dtype=np.int32,
+    )
+    return ByteTrie(list(numbered.items()), len(numbered), with_tails=False), numbers
 
 
 PAD_BYTES = b" \t\n\r"  # the whitespace JSON allows between tokens
