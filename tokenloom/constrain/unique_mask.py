@@ -91,7 +91,9 @@ def exact_parts(
     hold a closing byte as well."""
     # the twin allows a superset of what `st` does: its refusals stand
     ids, pieces = _later_allowed(trie, twin_parts, twin, pending)
+    anew = None  # only closing-byte tokens may keep the twin's verdict: the later-item ones are fed
     if twin_forgets_repeatable(st):
+        anew = _item_completed_anew(st, pending, trie)
         allowed = to_mask(twin_parts, trie.n_vocab)
         closing, closing_pieces = (
             closing_tokens(trie, *completing_bytes(st)) if not pending else closing_tokens(trie)
@@ -104,7 +106,6 @@ def exact_parts(
         pieces = [closing_pieces[at] for at in np.flatnonzero(keep).tolist()] + pieces
     if not len(ids):
         return twin_parts
-    anew = _item_completed_anew(st, pending, trie)
     good = np.array(
         [
             (anew is not None and anew(piece)) or feed_bytes(st, pending, piece)[0] is not None
