@@ -33,6 +33,11 @@ MAX_SECONDS = 5.0
 UNENFORCED: tuple[str, ...] = ("contains", "unevaluatedProperties")
 _DEPENDENCIES = ("dependencies", "dependentRequired", "dependentSchemas")
 MAX_DEPENDENCIES = 3  # each one doubles the branches
+# if/then/else kept together in one allOf: each one doubles the branches a value may be in, and each
+# branch is a parser fed every char (popxf's eight, four of them kept, made 16 root branches and 14 s masks)
+MAX_CONDITIONS = 2
+_CONDITION_KEYS = ("if", "then", "else", "_conditions")
+_CONDITIONS = "_conditions"  # how many conditionals a merged dict holds nested (see `nest_conditions`)
 _OBJECT_KEYS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
 _ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems")
 _STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
@@ -148,13 +153,33 @@ class SchemaCompiler(ObjectKeywords):
         self.fill(node, flat, param, depth)
         return node
 
-    def join(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-        """`merge` of two flattened dicts, recording what it cannot keep: a dict holds one if/then/else,
-        so of two conditionals in one allOf only the second is enforced and `if` is named unenforced."""
+    def join(self, a: dict[str, Any], b: dict[str, Any], nest: bool = True) -> dict[str, Any]:
+        """`merge` of two flattened dicts. A dict holds one if/then/else, so two conditionals become one
+        nested in the other (see `nest_conditions`); past MAX_CONDITIONS in one dict, or unless `nest`,
+        the earlier one is dropped and `if` is named unenforced."""
         if "if" in a and "if" in b:
+            folded = a.get(_CONDITIONS, 1) + b.get(_CONDITIONS, 1)
+            if nest and folded <= MAX_CONDITIONS:
+                return self.nest_conditions(a, b, folded)
             self.dropped.append("if")
             self.unenforced.add("if")
         return merge(a, b)
+
+    def nest_conditions(self, a: dict[str, Any], b: dict[str, Any], folded: int) -> dict[str, Any]:
+        """(if A then TA else EA) and (if B then TB else EB), exactly, as one conditional: if A then (TA
+        and the second) else (EA and the second). The second is shared by both branches, so each extra
+        conditional doubles the branches the value may still be in (hence MAX_CONDITIONS)."""
+        second = {k: b[k] for k in _CONDITION_KEYS if k in b}
+        out = merge(
+            {k: v for k, v in a.items() if k not in _CONDITION_KEYS},
+            {k: v for k, v in b.items() if k not in _CONDITION_KEYS},
+        )
+        out["if"] = a["if"]
+        out["then"] = {"allOf": [a.get("then", True), second]}
+        out["else"] = {"allOf": [a.get("else", True), second]}
+        out[_CONDITIONS] = folded
+        self.keep.extend((second, out["then"], out["else"]))
+        return out
 
     def flatten(self, schema: dict[str, Any], param: str, hops: int) -> dict[str, Any]:
         """Inline `$ref` (with sibling keywords) and `allOf` into one dict; anyOf stays."""
@@ -174,6 +199,7 @@ class SchemaCompiler(ObjectKeywords):
             if not isinstance(subs, list):
                 raise GrammarError("allOf must be a list", param=f"{param}.allOf")
             merged = {k: v for k, v in schema.items() if k != "allOf"}
+            parts: list[dict[str, Any]] = []
             for i, sub in enumerate(subs):
                 if sub is True:
                     continue
@@ -182,7 +208,12 @@ class SchemaCompiler(ObjectKeywords):
                     continue
                 if not isinstance(sub, dict):
                     raise GrammarError("allOf entries must be schemas", param=f"{param}.allOf[{i}]")
-                merged = self.join(merged, self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
+                parts.append(self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
+            # all of its conditionals are kept or only the last: some kept would cost the branches and
+            # still leave `if` unenforced
+            held = sum(part.get(_CONDITIONS, 1) for part in (merged, *parts) if "if" in part)
+            for part in parts:
+                merged = self.join(merged, part, nest=held <= MAX_CONDITIONS)
             schema = merged
         self.keep.append(schema)
         return schema

@@ -8,6 +8,7 @@ import pytest
 
 from tests.unit.constrain.chars import initial, schema_accepts
 from tokenloom.constrain.api import build, spec_of
+from tokenloom.constrain.json_schema import MAX_CONDITIONS
 from tokenloom.constrain.parser import accepts
 from tokenloom.errors import GrammarError
 
@@ -180,15 +181,51 @@ def test_a_type_is_inferred_only_from_keywords_that_constrain(
     assert schema_accepts(schema, text) is ok
 
 
-def test_a_second_conditional_in_one_allof_is_named_unenforced() -> None:
-    """One merged dict holds one if/then/else, so the first of two is not enforced: it is named (strict
-    refuses it) instead of silently letting through what its then-branch forbids (utam-page-object)."""
-    first = {"if": {"properties": {"a": {"const": False}}}, "then": {"additionalProperties": False}}
-    second = {"if": {"required": ["a"]}, "then": {"properties": {"a": {"type": "boolean"}}}}
-    schema = {"type": "object", "allOf": [first, second]}
+def _kind_conditions(kinds: str) -> dict[str, object]:
+    """An object whose `kind` names which other property it requires, one conditional per kind, all in
+    one allOf (utam-page-object has two such allOfs)."""
+    return {
+        "type": "object",
+        "properties": {"kind": {"enum": [*kinds, "none"]}, **{k: {"type": "integer"} for k in kinds}},
+        "required": ["kind"],
+        "allOf": [
+            {
+                "if": {"properties": {"kind": {"const": k}}},
+                "then": {"required": [k]},
+                "else": {"not": {"required": [k]}},
+            }
+            for k in kinds
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ('{"kind": "a", "a": 1}', True),
+        ('{"kind": "b", "b": 2}', True),
+        ('{"kind": "none"}', True),
+        ('{"kind": "a"}', False),  # the first conditional's then
+        ('{"kind": "b"}', False),  # the second's
+        ('{"kind": "b", "a": 1, "b": 2}', False),  # the first's else
+        ('{"kind": "a", "a": 1, "b": 2}', False),  # the second's else
+    ],
+)
+def test_every_conditional_in_one_allof_is_enforced(text: str, ok: bool) -> None:
+    """A merged dict holds one if/then/else: the others are nested in its branches, exactly."""
+    schema = _kind_conditions("ab")
     _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "if" not in unenforced
+    assert schema_accepts(schema, text) is ok
+
+
+def test_conditionals_past_the_limit_are_named_unenforced() -> None:
+    """Each conditional doubles the branches a value may be in: past MAX_CONDITIONS in one allOf all but
+    the last are dropped and named (strict refuses them) instead of silently let through."""
+    many = _kind_conditions("abcdefgh"[: MAX_CONDITIONS + 1])
+    _, unenforced, _ = build(spec_of({"json_schema": many}))
     assert "if" in unenforced
     with pytest.raises(GrammarError, match="'if'"):
-        build(spec_of({"json_schema": schema, "strict": True}))
-    _, alone, _ = build(spec_of({"json_schema": {"type": "object", "allOf": [first]}}))
-    assert "if" not in alone
+        build(spec_of({"json_schema": many, "strict": True}))
+    _, at_limit, _ = build(spec_of({"json_schema": _kind_conditions("abcdefgh"[:MAX_CONDITIONS])}))
+    assert "if" not in at_limit
