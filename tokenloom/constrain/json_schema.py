@@ -3,7 +3,7 @@
 Resolves local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any local JSON pointer) including cycles,
 merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives (overlapping `oneOf`s and `not`
 become checked combinations), if/then/else and dependencies into exclusive branches. Keywords it
-does not enforce (contains, unevaluatedProperties, look-arounds in patterns, ...) are recorded in
+does not enforce (contains, look-arounds in patterns, ...) are recorded in
 `unenforced`; see `schema_checks` for how that keeps negations sound. Knows nothing of frames or
 vocabularies.
 """
@@ -30,7 +30,11 @@ MAX_ENUM = 10_000
 MAX_DEPTH = 64
 MAX_SECONDS = 5.0
 
-UNENFORCED: tuple[str, ...] = ("contains", "unevaluatedProperties")
+UNENFORCED: tuple[str, ...] = ("contains",)
+UNEVALUATED = "unevaluatedProperties"
+# keywords that may evaluate property names (a part holding one may admit names another part's own
+# unevaluatedProperties would refuse)
+_NAMING = ("properties", "patternProperties", "additionalProperties", UNEVALUATED, "anyOf", "oneOf", "if")
 _DEPENDENCIES = ("dependencies", "dependentRequired", "dependentSchemas")
 MAX_DEPENDENCIES = 3  # each one doubles the branches
 # if/then/else kept together in one allOf: each one doubles the branches a value may be in, and each
@@ -193,7 +197,7 @@ class SchemaCompiler(ObjectKeywords):
             if not any(k not in ("description", "title", "$comment", "default", "examples") for k in rest):
                 # a plain reference: keep the node shared so recursive schemas stay finite
                 return {"anyOf": [target]}
-            schema = self.join(self.flatten(target, param, hops + 1), rest)
+            schema = self.join(self.scoped(self.flatten(target, param, hops + 1), [rest]), rest)
         if "allOf" in schema:
             subs = schema["allOf"]
             if not isinstance(subs, list):
@@ -211,6 +215,7 @@ class SchemaCompiler(ObjectKeywords):
                 parts.append(self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
             # all of its conditionals are kept or only the last: some kept would cost the branches and
             # still leave `if` unenforced
+            parts = [self.scoped(part, [merged, *parts[:i], *parts[i + 1 :]]) for i, part in enumerate(parts)]
             held = sum(part.get(_CONDITIONS, 1) for part in (merged, *parts) if "if" in part)
             for part in parts:
                 merged = self.join(merged, part, nest=held <= MAX_CONDITIONS)
@@ -218,8 +223,54 @@ class SchemaCompiler(ObjectKeywords):
         self.keep.append(schema)
         return schema
 
+    def scoped(self, part: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
+        """A merged part's own unevaluatedProperties sees only the names that part evaluates. Merged
+        with parts that name others it would let those in, so it is dropped and named unenforced."""
+        if UNEVALUATED not in part or not any(k in other for other in others for k in _NAMING):
+            return part
+        self.dropped.append(UNEVALUATED)
+        self.unenforced.add(UNEVALUATED)
+        return {k: v for k, v in part.items() if k != UNEVALUATED}
+
+    def unevaluated(self, node: Schema, s: dict[str, Any]) -> dict[str, Any]:
+        """unevaluatedProperties at this level, exactly where it can be: the names evaluated are this
+        dict's own (its `$ref`s and allOf parts are merged into it) plus those of the branch that holds.
+
+        Beside additionalProperties it has nothing left to judge. In a dict without branches it is
+        additionalProperties over the merged names (a `not` evaluates none). Beside oneOf or if/then/else it
+        is left in place: every branch is merged with it (see `hoisted`) and decides there. Beside
+        dependencies, or an anyOf whose options name properties (two options may both hold, each
+        evaluating its names), it is not enforced."""
+        if UNEVALUATED not in s:
+            return s
+        rest = {k: v for k, v in s.items() if k != UNEVALUATED}
+        if "additionalProperties" in s:
+            return rest
+        options = s.get("anyOf")
+        naming_anyof = isinstance(options, list) and any(
+            isinstance(o, dict) and any(k in o for k in (*_NAMING, "$ref", "allOf")) for o in options
+        )
+        if naming_anyof or any(k in s for k in _DEPENDENCIES):
+            self.ignore(node, UNEVALUATED)
+            return rest
+        if "oneOf" in s or "anyOf" in s or ("if" in s and ("then" in s or "else" in s)):
+            return s
+        rest["additionalProperties"] = s[UNEVALUATED]
+        self.keep.append(rest)
+        return rest
+
+    def hoisted(self, own: dict[str, Any], *parts: Any) -> dict[str, Any]:
+        """allOf(own, *parts) where `own`'s unevaluatedProperties stays at the merged level (it sees the
+        parts' names, as it sees a branch's), instead of being one part's, which `scoped` drops."""
+        if UNEVALUATED not in own:
+            return {"allOf": [own, *parts]}
+        inner = {k: v for k, v in own.items() if k != UNEVALUATED}
+        self.keep.append(inner)
+        return {"allOf": [inner, *parts], UNEVALUATED: own[UNEVALUATED]}
+
     def fill(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         """Make `node` enforce `s`: the first of these that applies shapes the node (each says why)."""
+        s = self.unevaluated(node, s)
         for k in UNENFORCED:
             if k in s:
                 self.ignore(node, k)
@@ -360,8 +411,8 @@ class SchemaCompiler(ObjectKeywords):
         rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
         cond = s["if"]
         negated = {"not": cond}
-        yes = {"allOf": [rest, cond, s.get("then", True)]}
-        no = {"allOf": [rest, s.get("else", True), negated]}
+        yes = self.hoisted(rest, cond, s.get("then", True))
+        no = self.hoisted(rest, s.get("else", True), negated)
         self.keep.extend((rest, negated, yes, no))
         node.options = (self.node(yes, f"{param}.then", depth + 1), self.node(no, f"{param}.else", depth + 1))
         fallback = (self.node(rest, param, depth + 1),)

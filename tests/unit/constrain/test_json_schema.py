@@ -229,3 +229,91 @@ def test_conditionals_past_the_limit_are_named_unenforced() -> None:
         build(spec_of({"json_schema": many, "strict": True}))
     _, at_limit, _ = build(spec_of({"json_schema": _kind_conditions("abcdefgh"[:MAX_CONDITIONS])}))
     assert "if" not in at_limit
+
+
+_BASE = {"type": "object", "properties": {"a": {"type": "integer"}}}
+_UNEVALUATED_CASES: list[tuple[str, dict[str, object], list[tuple[str, bool]]]] = [
+    (
+        "names of a $ref and its siblings (yamllint)",
+        {"$defs": {"base": _BASE}, "$ref": "#/$defs/base", "properties": {"b": {"type": "string"}}},
+        [('{"a": 1, "b": "x"}', True), ('{"a": 1, "c": 2}', False), ('{"c": 2}', False)],
+    ),
+    (
+        "names of the oneOf branch that holds",
+        {
+            "type": "object",
+            "properties": {"kind": {"type": "string"}},
+            "oneOf": [
+                {"properties": {"x": {"type": "integer"}}, "required": ["x"]},
+                {"properties": {"y": {"type": "integer"}}, "required": ["y"]},
+            ],
+        },
+        [
+            ('{"kind": "k", "x": 1}', True),
+            ('{"kind": "k", "y": 2}', True),
+            ('{"kind": "k", "x": 1, "z": 3}', False),
+            ('{"kind": "k", "x": 1, "y": 2}', False),
+        ],
+    ),
+    (
+        "names of then when if holds, of else when not",
+        {
+            "type": "object",
+            "properties": {"t": {"enum": ["a", "b"]}},
+            "if": {"properties": {"t": {"const": "a"}}},
+            "then": {"properties": {"a": {"type": "integer"}}},
+            "else": {"properties": {"b": {"type": "integer"}}},
+        },
+        [
+            ('{"t": "a", "a": 1}', True),
+            ('{"t": "a", "b": 1}', False),
+            ('{"t": "b", "b": 1}', True),
+            ('{"t": "b", "a": 1}', False),
+        ],
+    ),
+    (
+        "a not evaluates no names",
+        {"type": "object", "properties": {"a": {}, "b": {}}, "not": {"required": ["a", "b"]}},
+        [('{"a": 1}', True), ('{"a": 1, "b": 2}', False), ('{"c": 1}', False)],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "cases"), _UNEVALUATED_CASES, ids=[c[0] for c in _UNEVALUATED_CASES]
+)
+def test_unevaluated_properties_are_enforced_where_the_names_are_known(
+    name: str, schema: dict[str, object], cases: list[tuple[str, bool]]
+) -> None:
+    schema = {**schema, "unevaluatedProperties": False}
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "unevaluatedProperties" not in unenforced, name
+    for text, ok in cases:
+        assert schema_accepts(schema, text) is ok, text
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        # an allOf part's own: the other part names "b", which the first part's would refuse
+        {"allOf": [{"properties": {"a": {}}, "unevaluatedProperties": False}, {"properties": {"b": {}}}]},
+        # anyOf options that both hold evaluate both their names
+        {"anyOf": [{"properties": {"a": {}}}, {"properties": {"b": {}}}], "unevaluatedProperties": False},
+    ],
+)
+def test_unevaluated_properties_that_cannot_be_settled_are_named(schema: dict[str, object]) -> None:
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "unevaluatedProperties" in unenforced
+
+
+def test_beside_additional_properties_it_has_nothing_left_to_judge() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {}},
+        "additionalProperties": {"type": "integer"},
+        "unevaluatedProperties": False,
+    }
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "unevaluatedProperties" not in unenforced
+    assert schema_accepts(schema, '{"a": "x", "b": 2}')
+    assert not schema_accepts(schema, '{"a": "x", "b": "y"}')
