@@ -261,12 +261,18 @@ class StrFrame:
 
 @frame_class
 class ArrFrame:
-    """An array with `count` items read; `open` until the first item or "]"."""
+    """An array with `count` items read, `found` of them counted toward `contains` (capped at
+    minContains); `open` until the first item or "]".
+
+    While too few are counted, each item is read two ways side by side: as an item, and as an item that
+    also matches `contains` (counted). The array may close once enough are, so it holds exactly the
+    arrays with that many items matching."""
 
     schema: Schema
     count: int
     after_value: bool = False
     depth: int = 1
+    found: int = 0
 
     def _item(self) -> Schema | None:
         s = self.schema
@@ -276,28 +282,49 @@ class ArrFrame:
             return None
         return s.items
 
+    def _ways(self) -> list[tuple[int, Schema]]:
+        """(items counted after it, its schema) for each way the next item may be read: uncounted only
+        while the items left under maxItems can still bring the count up (else that way is a dead end)."""
+        item = self._item()
+        s = self.schema
+        need = s.min_contains - self.found
+        if item is None or need <= 0:
+            return [] if item is None else [(self.found, item)]
+        ways = []
+        if s.max_items is None or s.max_items - self.count - 1 >= need:
+            ways.append((self.found, item))
+        counted = s.prefix_found[self.count] if self.count < len(s.prefix) else s.items_found
+        if counted is not None:
+            ways.append((self.found + 1, counted))
+        return ways
+
     def _can_close(self) -> bool:
-        return self.count >= self.schema.min_items
+        return self.count >= self.schema.min_items and self.found >= self.schema.min_contains
 
     def chars(self) -> CharSet:
         acc = CharSet.of("]") if self._can_close() else EMPTY
-        item = self._item()
-        if item is not None:
-            acc = acc | (CharSet.of(",") if self.after_value else item.first_chars())
+        if not self.schema.min_contains:  # the plain array: one way
+            item = self._item()
+            if item is not None:
+                acc = acc | (CharSet.of(",") if self.after_value else item.first_chars())
+            return acc
+        for _, sub in self._ways():
+            acc = acc | (CharSet.of(",") if self.after_value else sub.first_chars())
         return acc
 
     def feed(self, c: str) -> Replacements:
         if c == "]":
             return [()] if self._can_close() else []
-        item = self._item()
-        if item is None:
+        ways = self._ways()
+        if not ways:
             return []
         cap = max(self.schema.min_items, self.schema.max_items or 0, len(self.schema.prefix)) + 1
-        nxt = ArrFrame(self.schema, min(self.count + 1, cap), True, self.depth)
+        count = min(self.count + 1, cap)
         ws = WsFrame(0, self.depth)
+        nexts = [(ArrFrame(self.schema, count, True, self.depth, found), sub) for found, sub in ways]
         if self.after_value:
-            return [(nxt, ws, ValueFrame(item, self.depth), ws)] if c == "," else []
-        return [(nxt, ws, *rep) for rep in ValueFrame(item, self.depth).feed(c)]
+            return [(nxt, ws, ValueFrame(sub, self.depth), ws) for nxt, sub in nexts] if c == "," else []
+        return [(nxt, ws, *rep) for nxt, sub in nexts for rep in ValueFrame(sub, self.depth).feed(c)]
 
     def can_end(self) -> bool:
         return False

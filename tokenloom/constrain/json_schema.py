@@ -3,7 +3,7 @@
 Resolves local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any local JSON pointer) including cycles,
 merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives (overlapping `oneOf`s and `not`
 become checked combinations), if/then/else and dependencies into exclusive branches. Keywords it
-does not enforce (contains, look-arounds in patterns, ...) are recorded in
+does not enforce (maxContains, look-arounds in patterns, ...) are recorded in
 `unenforced`; see `schema_checks` for how that keeps negations sound. Knows nothing of frames or
 vocabularies.
 """
@@ -30,7 +30,6 @@ MAX_ENUM = 10_000
 MAX_DEPTH = 64
 MAX_SECONDS = 5.0
 
-UNENFORCED: tuple[str, ...] = ("contains",)
 UNEVALUATED = "unevaluatedProperties"
 # keywords that may evaluate property names (a part holding one may admit names another part's own
 # unevaluatedProperties would refuse)
@@ -271,9 +270,6 @@ class SchemaCompiler(ObjectKeywords):
     def fill(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:
         """Make `node` enforce `s`: the first of these that applies shapes the node (each says why)."""
         s = self.unevaluated(node, s)
-        for k in UNENFORCED:
-            if k in s:
-                self.ignore(node, k)
         if any(k in s for k in _DEPENDENCIES) and self.fill_dependency(node, s, param, depth):
             return
         if "if" in s and ("then" in s or "else" in s):
@@ -450,6 +446,34 @@ class SchemaCompiler(ObjectKeywords):
         node.min_items = count(s, "minItems", param)
         node.max_items = count(s, "maxItems", param, None)
         node.unique = s.get("uniqueItems") is True
+        if "contains" in s:
+            self.fill_contains(node, s, prefix, items, param, depth)
+
+    def fill_contains(
+        self, node: Schema, s: dict[str, Any], prefix: list[Any], items: Any, param: str, depth: int
+    ) -> None:
+        """`contains`/`minContains`: the schema an item counted toward it is read against, allOf(its
+        items schema, contains), per prefix position and for the rest (see ArrFrame). maxContains would
+        need the other items read against its negation: it is named unenforced (as is contains beside
+        uniqueItems, whose frame counts nothing)."""
+        least = count(s, "minContains", param) if "minContains" in s else 1
+        if "maxContains" in s:
+            self.ignore(node, "maxContains")
+        if node.unique:
+            self.ignore(node, "contains")
+            return
+        if least == 0:
+            return
+        wanted = s["contains"]
+        node.min_contains = least
+        node.prefix_found = tuple(
+            self.node(self.all_of([p, wanted]), f"{param}.contains", depth + 1) for p in prefix
+        )
+        node.items_found = (
+            None
+            if items is False
+            else self.node(self.all_of([items, wanted]), f"{param}.contains", depth + 1)
+        )
 
     def fill_string(self, node: Schema, s: dict[str, Any], param: str) -> None:
         node.min_len = count(s, "minLength", param)

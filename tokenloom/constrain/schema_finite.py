@@ -32,7 +32,9 @@ def reachable(root: Schema) -> list[Schema]:
         stack.extend(value for _, value in node.props)
         stack.extend(node.prefix)
         stack.extend(node.pattern_sets.values())
-        stack.extend(n for n in (node.additional, node.items) if n is not None)
+        stack.extend(
+            n for n in (node.additional, node.items, *node.prefix_found, node.items_found) if n is not None
+        )
     return list(seen)
 
 
@@ -75,6 +77,10 @@ def _object_can_end(node: Schema, finite: set[Schema]) -> bool:
 
 
 def _array_can_end(node: Schema, finite: set[Schema]) -> bool:
+    if node.min_contains and not any(
+        f in finite for f in (*node.prefix_found, node.items_found) if f is not None
+    ):
+        return False  # no item can be counted toward contains (a bound on where it goes is not checked)
     needed = node.min_items
     if any(item not in finite for item in node.prefix[:needed]):
         return False
@@ -122,6 +128,11 @@ def prune_endless(nodes: list[Schema], finite: set[Schema]) -> bool:
             node.prefix, node.items, changed = node.prefix[:endless_at], None, True
         if node.items is not None and node.items not in finite and node.min_items <= len(node.prefix):
             node.items, changed = None, True
+        found = tuple(f if f is None or f in finite else None for f in node.prefix_found)
+        if found != node.prefix_found:
+            node.prefix_found, changed = found, True
+        if node.items_found is not None and node.items_found not in finite:
+            node.items_found, changed = None, True
     if changed:
         for node in nodes:
             node.reset()

@@ -64,12 +64,14 @@ class Schema:
         "excl_max",
         "excl_min",
         "items",
+        "items_found",
         "literals",
         "lossy",
         "max_items",
         "max_len",
         "max_props",
         "maximum",
+        "min_contains",
         "min_items",
         "min_len",
         "min_props",
@@ -79,6 +81,7 @@ class Schema:
         "pattern_props",
         "pattern_sets",
         "prefix",
+        "prefix_found",
         "props",
         "regex",
         "required",
@@ -103,6 +106,12 @@ class Schema:
         self.items: Schema | None = None  # None: no items past `prefix`
         self.min_items = 0
         self.unique = False  # uniqueItems
+        # contains: at least `min_contains` items must also match it; an item counted as one is read
+        # against allOf(its items schema, contains), per prefix position and for the rest (None: none
+        # can be, e.g. pruned as endless)
+        self.min_contains = 0
+        self.prefix_found: tuple[Schema | None, ...] = ()
+        self.items_found: Schema | None = None
         self.starts: dict[int, ParserState] = {}  # per depth: a parser of one value of this schema
         self.max_items: int | None = None
         self.min_len = 0

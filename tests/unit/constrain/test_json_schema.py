@@ -317,3 +317,53 @@ def test_beside_additional_properties_it_has_nothing_left_to_judge() -> None:
     assert "unevaluatedProperties" not in unenforced
     assert schema_accepts(schema, '{"a": "x", "b": 2}')
     assert not schema_accepts(schema, '{"a": "x", "b": "y"}')
+
+
+_CONTAINS_CASES: list[tuple[str, dict[str, object], list[tuple[str, bool]]]] = [
+    (
+        "one item of any kind",
+        {"type": "array", "contains": {"type": "string"}},
+        [('["a"]', True), ('[1, "a"]', True), ("[1, 2]", False), ("[]", False)],
+    ),
+    (
+        "minContains over typed items",
+        {"type": "array", "items": {"type": "integer"}, "contains": {"minimum": 5}, "minContains": 2},
+        [("[5, 6]", True), ("[1, 5, 2, 9]", True), ("[5, 1]", False), ("[1]", False)],
+    ),
+    (
+        "prefix items count too",
+        {
+            "type": "array",
+            "prefixItems": [{"type": "string"}, {"type": "integer"}],
+            "contains": {"type": "integer"},
+        },
+        [('["a", 1]', True), ('["a"]', False), ('["a", 1, "b"]', True), ('["a", "b", "c"]', False)],
+    ),
+    (
+        "minContains 0 asks nothing",
+        {"type": "array", "contains": {"type": "string"}, "minContains": 0},
+        [("[]", True)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "schema", "cases"), _CONTAINS_CASES, ids=[c[0] for c in _CONTAINS_CASES])
+def test_contains_counts_the_items_that_match(
+    name: str, schema: dict[str, object], cases: list[tuple[str, bool]]
+) -> None:
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert not unenforced, name
+    for text, ok in cases:
+        assert schema_accepts(schema, text) is ok, text
+
+
+@pytest.mark.parametrize(
+    ("schema", "named"),
+    [
+        ({"type": "array", "contains": {"type": "string"}, "maxContains": 2}, "maxContains"),
+        ({"type": "array", "contains": {"type": "string"}, "uniqueItems": True}, "contains"),
+    ],
+)
+def test_contains_bounds_it_cannot_count_are_named(schema: dict[str, object], named: str) -> None:
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert named in unenforced

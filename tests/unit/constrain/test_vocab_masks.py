@@ -309,3 +309,24 @@ def test_no_token_completes_a_later_item_after_run_chars(vocab: Vocab) -> None:
     that is exact as long as no token holds run chars, then a whole next string item."""
     later_item = re.compile(rb'[^"\\]"\s*,\s*"(?:[^"\\]|\\.)*"')
     assert [p for p in vocab.pieces if p and later_item.search(p)] == []
+
+
+@pytest.mark.parametrize("prefix", ["[", "[1, ", '[1, "a', '[1, "a", 2'])
+def test_masks_inside_an_array_with_contains_are_exact(prefix: str, vocab: Vocab, greedy: Greedy) -> None:
+    """Each item is read two ways (counted toward contains or not) until one is counted: the mask of
+    that two-stack state, and of the state after, must equal feeding every token."""
+    schema = {"type": "array", "items": {"type": ["integer", "string"]}, "contains": {"type": "string"}}
+    assert_mask_is_exact(schema, prefix, vocab, greedy)
+
+
+def test_contains_under_max_items_leaves_no_dead_end(vocab: Vocab, greedy: Greedy) -> None:
+    """With one item left under maxItems and nothing counted yet, the item must be the one contains asks
+    for: any other would leave an array that can neither close nor grow."""
+    schema = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 9}, "maxItems": 3}
+    schema["contains"] = {"const": 3}
+    assert_mask_is_exact(schema, "[1, 2, ", vocab, greedy)
+    c = compile({"json_schema": schema}, vocab)
+    assert greedy.tokens(c, "[1, 2, ") is not None
+    mask = c.allowed()
+    assert mask is not None
+    assert mask[vocab.pieces.index(b"3")] and not mask[vocab.pieces.index(b"4")]
