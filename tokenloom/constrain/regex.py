@@ -2,8 +2,9 @@
 
 Supports literals, escapes (\\d \\w \\s and negations, \\n \\t \\xhh \\uhhhh, escaped punctuation), `.`,
 classes with ranges and negation, groups (capturing, `?:`, named), `|`, `* + ? {m} {m,} {m,n}` (lazy and
-possessive forms match the same strings) and `^`/`$` anchors. Back-references, look-arounds, `\\b` and
-inline flags raise GrammarError. Knows nothing of JSON or vocabularies.
+possessive forms match the same strings), `^`/`$` anchors, and look-aheads right after a leading `^`
+(`^(?=.*[A-Z])(?!.*--)...`, as intersections: see `Regex.settle`). Back-references, other look-arounds,
+`\\b` and inline flags raise GrammarError. Knows nothing of JSON or vocabularies.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from tokenloom.errors import GrammarError
 _T = TypeVar("_T")
 
 MAX_NFA_STATES = 20_000
+# DFA states a pattern with leading look-aheads may have: it is explored whole at compile time (see
+# `Regex._trim`); past this it is compiled without them (a superset, named unenforced)
+MAX_LOOK_STATES = 2_000  # about 0.2 s of exploring (the issue's counted-repeat password pattern: 1,232)
 _UNIVERSAL_LIMIT = 512  # DFA states explored before `is_universal` gives up (and says no)
 _FULL_LIMIT = 32  # DFA states explored before `Regex.canonical` gives up (and keeps the state)
 SHARED_REGEXES = 64  # patterns kept compiled for the next schema that uses them (as many as grammars)
@@ -141,7 +145,8 @@ class DState:
                 if t in regex.live:
                     acc = acc | cs
         self.chars = acc
-        self.accepting = regex.final in nfa.closure(set(states), at_start=False, at_end=True)
+        at_end = nfa.closure(set(states), at_start=False, at_end=True)
+        self.accepting = regex.final in at_end and (not regex._looks or regex.looks_accept(states, at_end))
         self.trans: dict[str, DState | None] = {}
         self.by_class: dict[int, DState | None] = {}
         self.loop: CharSet | None = None
@@ -185,7 +190,15 @@ class DState:
             ts = by_class.get(k)
             if ts:
                 targets.update(ts)
-        return regex.dstate(regex.closure_after(targets)) if targets else None
+        if not targets:
+            return None
+        states = regex.closure_after(targets)
+        if regex._looks:
+            settled = regex.settle(states, self.states)
+            if settled is None:
+                return None
+            states = settled
+        return regex.dstate(states)
 
     def loop_chars(self) -> CharSet:
         """Characters that lead back to this very state (the trie walk takes them in bulk)."""
@@ -364,7 +377,9 @@ class Regex:
     """A compiled pattern: `fullmatch` semantics, or `search` semantics for JSON Schema `pattern`."""
 
     def __init__(self, pattern: str, search: bool = False, lenient: bool = False) -> None:
-        parser = RegexParser(pattern, lenient)
+        # lenient: every look-around is dropped (the fallback once the exact form was refused)
+        looks, body = leading_lookaheads(pattern) if not lenient else ([], pattern)
+        parser = RegexParser(body, lenient)
         ast = parser.parse()
         self.lenient = parser.dropped  # look-arounds were dropped: this matches a superset
         if search:
@@ -374,19 +389,110 @@ class Regex:
         self.nfa = Nfa()
         start = self.nfa.new()
         self.final = self.nfa.build(ast, start)
+        self._main_end = len(self.nfa.edges)  # NFA states below this one are the pattern's own
+        # leading look-aheads, each its own part of the NFA: (positive, its final, its marker, its
+        # states' range); see `settle`
+        self._looks: list[tuple[bool, int, int, int, int]] = []
+        starts = {start}
+        for positive, look in looks:
+            lo = self.nfa.new()
+            look_final = self.nfa.build(("cat", [look, ("rep", ("set", ANY), 0, None)]), lo)
+            marker = self.nfa.new()
+            self._looks.append((positive, look_final, marker, lo, marker))
+            starts.add(lo)
         self._dstates: dict[frozenset[int], DState] = {}
-        self.live = self.nfa.live_states(self.final)
+        self.live = self.nfa.live_states(self.final).union(
+            *(self.nfa.live_states(final) for _, final, _, _, _ in self._looks)
+        )
         self._kept = frozenset(
             s for s in self.live if self.nfa.edges[s] or self.nfa.eol[s] or s == self.final
-        )
+        ).union(*({final, marker} for _, final, marker, _, _ in self._looks))
         self.bounds = _class_bounds(self.nfa)
         self._moves: dict[int, dict[int, tuple[int, ...]]] = {}
         self._closures: dict[int, frozenset[int]] = {}
         self._within: dict[CharSet, tuple[int, ...]] = {}
         self._full: dict[DState, bool] = {}
         self._full_state: DState | None = None
-        self.initial = self.canonical(self.dstate(self.nfa.closure({start}, at_start=True) & self._kept))
+        first = self.settle(self.nfa.closure(starts, at_start=True) & self._kept, frozenset())
+        if first is None:
+            first = frozenset()  # a look-ahead already fails: nothing matches
+        self.initial = self.canonical(self.dstate(first))
         self.tables: dict[object, tuple[object, object]] = {}  # for consumers (per-vocabulary mask tables)
+        if self._looks:
+            self._trim()
+
+    def settle(self, states: frozenset[int], before: frozenset[int]) -> frozenset[int] | None:
+        """The leading look-aheads' verdict on a state reached from `before` (None: no match can
+        follow). A positive one holds once its part reaches its final state (the look-ahead matched a
+        prefix, and `.*` follows it): its part is replaced by its marker for good; its part dying first
+        kills the match. A negative one kills the match once its part matches, and is kept by dying."""
+        if not self._looks:
+            return states
+        if not any(s < self._main_end for s in states):
+            return None
+        out = set(states)
+        for positive, final, marker, lo, hi in self._looks:
+            mine = {s for s in states if lo <= s < hi}
+            if positive:
+                if marker in before or final in mine:
+                    out -= mine
+                    out.add(marker)
+                elif not mine:
+                    return None
+            elif final in mine:
+                return None
+        return frozenset(out)
+
+    def looks_accept(self, states: frozenset[int], at_end: frozenset[int]) -> bool:
+        """Whether the look-aheads hold for a text ending in a state of `states` (epsilon closure at
+        the end `at_end`): each positive one matched (or matches with `$` here), no negative one does."""
+        for positive, final, marker, _, _ in self._looks:
+            if positive and marker not in states and final not in at_end:
+                return False
+            if not positive and final in at_end:
+                return False
+        return True
+
+    def _trim(self) -> None:
+        """With look-aheads a state may be alive in each part yet unable to reach a match (a bounded
+        pattern with no room left for the digit a look-ahead wants): explore the whole automaton (a
+        GrammarError past MAX_LOOK_STATES: the caller drops the look-aheads) and cut every transition
+        into a state that cannot reach an accepting one, so each state left can still match."""
+        classes = range(len(self.bounds))
+        seen = {self.initial}
+        order = [self.initial]
+        for d in order:
+            for k in classes:
+                t = d.step_class_index(k)
+                if t is not None and t not in seen:
+                    if len(seen) >= MAX_LOOK_STATES:
+                        raise GrammarError(
+                            f"regex {self.pattern!r}: its look-aheads need more than {MAX_LOOK_STATES} states"
+                        )
+                    seen.add(t)
+                    order.append(t)
+        back: dict[DState, list[DState]] = {}
+        for d in order:
+            for t in d.by_class.values():
+                if t is not None:
+                    back.setdefault(t, []).append(d)
+        alive = {d for d in order if d.accepting}
+        todo = list(alive)
+        while todo:
+            for d in back.get(todo.pop(), []):
+                if d not in alive:
+                    alive.add(d)
+                    todo.append(d)
+        ends = [*self.bounds[1:], 0x110000]
+        for d in order:
+            keep: list[tuple[int, int]] = []
+            for k, t in list(d.by_class.items()):
+                if t is not None and t not in alive:
+                    d.by_class[k] = None
+                elif t is not None:
+                    keep.append((self.bounds[k], ends[k] - 1))
+            d.chars = CharSet(keep)
+            d.trans.clear()
 
     def table(self, key: str, make: Callable[[], _T]) -> _T:
         """The consumer table kept with this pattern under `key`, made by `make()` on first use (for
@@ -499,7 +605,30 @@ class Regex:
         return d is not None and d.accepting
 
 
+def leading_lookaheads(pattern: str) -> tuple[list[tuple[bool, Ast]], str]:
+    """The look-aheads right after a leading `^` ((positive, body) each) and the pattern without them;
+    ([], pattern) when there are none, or when one cannot be parsed on its own (nested look-arounds):
+    those are left to the parser (refused, or dropped when lenient)."""
+    if not pattern.startswith(("^(?=", "^(?!")):
+        return [], pattern
+    looks: list[tuple[bool, Ast]] = []
+    i = 1
+    while pattern.startswith(("(?=", "(?!"), i):
+        parser = RegexParser(pattern)
+        parser.i = i + 3
+        try:
+            body = parser.alternation()
+        except GrammarError:
+            return [], pattern
+        if parser.i >= len(pattern) or pattern[parser.i] != ")":
+            return [], pattern
+        looks.append((pattern[i + 2] == "=", body))
+        i = parser.i + 1
+    return looks, "^" + pattern[i:]
+
+
 _shared: OrderedDict[tuple[str, bool, bool], Regex] = OrderedDict()
+_refused: OrderedDict[tuple[str, bool, bool], str] = OrderedDict()  # look-aheads over MAX_LOOK_STATES
 _shared_lock = threading.Lock()
 
 
@@ -516,7 +645,18 @@ def shared_regex(pattern: str, *, search: bool = False, lenient: bool = False) -
         if hit is not None and hit.states_made() <= SHARED_STATES:
             _shared.move_to_end(key)
             return hit
-    made = Regex(pattern, search=search, lenient=lenient)
+        refused = _refused.get(key)
+    if refused is not None:
+        raise GrammarError(refused)  # its look-aheads were explored to the limit once already
+    try:
+        made = Regex(pattern, search=search, lenient=lenient)
+    except GrammarError as e:
+        if "look-aheads need more" in e.message:
+            with _shared_lock:
+                _refused[key] = e.message
+                while len(_refused) > SHARED_REGEXES:
+                    _refused.popitem(last=False)
+        raise
     with _shared_lock:
         hit = _shared.get(key)
         if hit is None or hit.states_made() > SHARED_STATES:

@@ -11,6 +11,7 @@ import pytest
 import tokenloom.constrain.regex as regex_module
 from tests.unit.constrain.chars import initial
 from tokenloom.constrain.api import build
+from tokenloom.constrain.charset import CharSet
 from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.json_frames import ValueFrame
 from tokenloom.constrain.parser import accepts
@@ -135,3 +136,63 @@ def test_a_shared_pattern_grown_big_is_compiled_anew(monkeypatch: pytest.MonkeyP
     fresh = shared_regex("[a-z]{0,9}x")
     assert fresh is not regex and fresh.states_made() <= 3
     assert shared_regex("[a-z]{0,9}x") is fresh
+
+
+LOOKAHEADS = [
+    r"^(?!x)[a-z]*$",
+    r"^(?=.*\d$)[a-z0-9]{1,6}$",  # a `$` inside the look-ahead
+    r"^(?=.*[A-Z])[a-z]+$",  # nothing matches
+    r"^(?=[a-c]{2})[a-z]{1,3}",  # no `$`: the rest of the text is free
+    r"^(?=.*[A-Z])(?=.*\d).{8,}$",
+    r"^(?=.*[A-Z])(?=.*[0-9])(?!.*--)(?:[A-Za-z0-9]{2,4}(?:-[A-Za-z0-9]{1,3}){0,3}){1,4}$",  # issue 12
+]
+
+
+@pytest.mark.parametrize("pattern", LOOKAHEADS)
+def test_leading_lookaheads_match_as_python_does(pattern: str) -> None:
+    """Look-aheads right after `^` are intersections with the rest: no longer dropped, and the same
+    verdict as Python's `re.search` on random texts over the characters they test."""
+    compiled = Regex(pattern, search=True)
+    assert not compiled.lenient
+    rng = random.Random(pattern)
+    for _ in range(2000):
+        text = "".join(rng.choice("aAbBxZz019-_ ") for _ in range(rng.randrange(13)))
+        assert compiled.fullmatch(text) is (re.search(pattern, text) is not None), text
+
+
+@pytest.mark.parametrize("pattern", LOOKAHEADS)
+def test_every_state_left_after_lookaheads_can_still_match(pattern: str) -> None:
+    """A state alive in each part may be unable to match (no room left for the digit a look-ahead
+    wants): such transitions are cut, so from every state some char or the end leads to a match."""
+    compiled = Regex(pattern, search=True)
+    seen = {compiled.initial}
+    todo = [compiled.initial]
+    while todo:
+        d = todo.pop()
+        assert d.accepting or not d.chars.is_empty() or d is compiled.initial, pattern
+        for k in range(len(compiled.bounds)):
+            t = d.step_class_index(k)
+            if t is not None and t not in seen:
+                seen.add(t)
+                todo.append(t)
+                assert t.accepting or not t.chars.is_empty()
+
+
+def test_no_room_left_means_the_char_a_lookahead_wants() -> None:
+    compiled = Regex(r"^(?=.*\d)[a-z0-9]{1,3}$", search=True)
+    after = compiled.initial.step("a")
+    assert after is not None
+    after = after.step("b")
+    assert after is not None and after.chars == CharSet([(ord("0"), ord("9"))])
+
+
+def test_lookaheads_past_the_state_limit_are_dropped_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regex_module, "MAX_LOOK_STATES", 20)
+    pattern = r"^(?=.*[A-Z])(?=.*\d)[A-Za-z0-9]{6,12}$"  # about 60 states: over this test's limit
+    with pytest.raises(GrammarError, match="look-aheads"):
+        Regex(pattern, search=True)
+    assert build({"json_schema": {"type": "string", "pattern": pattern}})[1] == frozenset({"pattern"})
+    monkeypatch.setattr(regex_module, "MAX_LOOK_STATES", 2_000)
+    regex_module._refused.clear()
+    regex_module._shared.clear()
+    assert build({"json_schema": {"type": "string", "pattern": pattern}})[1] == frozenset()
