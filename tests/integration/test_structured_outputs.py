@@ -159,15 +159,11 @@ def test_bad_constraints_are_400_naming_the_field(
 
 
 def test_unenforced_keywords_are_named_in_a_header_and_refused_when_strict(client: openai.OpenAI) -> None:
-    """`maxContains` is accepted but not enforced: the response says so; with `strict` it is a 400. The
-    rest, `contains` included, holds."""
-    enforced = {
-        "type": "array",
-        "items": {"type": "integer", "minimum": 0, "maximum": 9},
-        "maxItems": 3,
-        "contains": {"const": 3},
-    }
-    schema = {**enforced, "maxContains": 1}
+    """`contains` beside uniqueItems is accepted but not enforced: the response says so; with `strict` it
+    is a 400. The rest holds."""
+    enforced = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 9}, "maxItems": 3}
+    enforced["uniqueItems"] = True
+    schema = {**enforced, "contains": {"const": 3}}
 
     def ask(schema: dict[str, Any]) -> Any:
         return client.chat.completions.with_raw_response.create(
@@ -181,7 +177,7 @@ def test_unenforced_keywords_are_named_in_a_header_and_refused_when_strict(clien
         )
 
     raw = ask(schema)
-    assert raw.headers.get("x-tokenloom-unenforced") == "maxContains"
+    assert raw.headers.get("x-tokenloom-unenforced") == "contains"
     choice = raw.parse().choices[0]
     assert choice.finish_reason == "stop", choice.message.content
     jsonschema.validate(json.loads(choice.message.content or ""), enforced)
@@ -193,7 +189,7 @@ def test_unenforced_keywords_are_named_in_a_header_and_refused_when_strict(clien
             max_tokens=5,
             extra_body={"response_format": _json_schema(schema)},
         )
-    assert "maxContains" in info.value.body["message"]  # type: ignore[index]
+    assert "contains" in info.value.body["message"]  # type: ignore[index]
 
 
 @pytest.mark.parametrize("thinking", [False, True])

@@ -261,8 +261,8 @@ class StrFrame:
 
 @frame_class
 class ArrFrame:
-    """An array with `count` items read, `found` of them counted toward `contains` (capped at
-    minContains); `open` until the first item or "]".
+    """An array with `count` items read, `found` of them counted toward `contains` (up to minContains,
+    or exactly up to maxContains); `open` until the first item or "]".
 
     While too few are counted, each item is read two ways side by side: as an item, and as an item that
     also matches `contains` (counted). The array may close once enough are, so it holds exactly the
@@ -284,17 +284,22 @@ class ArrFrame:
 
     def _ways(self) -> list[tuple[int, Schema]]:
         """(items counted after it, its schema) for each way the next item may be read: uncounted only
-        while the items left under maxItems can still bring the count up (else that way is a dead end)."""
+        while the items left under maxItems can still bring the count up (else that way is a dead end);
+        counted while the count is short of minContains, or of maxContains when there is one (the
+        uncounted way then reads the item against `not contains`, so the count is exact)."""
         item = self._item()
         s = self.schema
         need = s.min_contains - self.found
-        if item is None or need <= 0:
+        most = s.max_contains
+        if item is None or (need <= 0 and most is None):
             return [] if item is None else [(self.found, item)]
         ways = []
-        if s.max_items is None or s.max_items - self.count - 1 >= need:
-            ways.append((self.found, item))
-        counted = s.prefix_found[self.count] if self.count < len(s.prefix) else s.items_found
-        if counted is not None:
+        at = self.count < len(s.prefix)
+        uncounted = item if most is None else (s.prefix_missed[self.count] if at else s.items_missed)
+        if uncounted is not None and (s.max_items is None or s.max_items - self.count - 1 >= need):
+            ways.append((self.found, uncounted))
+        counted = s.prefix_found[self.count] if at else s.items_found
+        if counted is not None and (need > 0 if most is None else self.found < most):
             ways.append((self.found + 1, counted))
         return ways
 
@@ -303,7 +308,7 @@ class ArrFrame:
 
     def chars(self) -> CharSet:
         acc = CharSet.of("]") if self._can_close() else EMPTY
-        if not self.schema.min_contains:  # the plain array: one way
+        if not self.schema.min_contains and self.schema.max_contains is None:  # the plain array: one way
             item = self._item()
             if item is not None:
                 acc = acc | (CharSet.of(",") if self.after_value else item.first_chars())

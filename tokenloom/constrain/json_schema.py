@@ -3,7 +3,7 @@
 Resolves local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any local JSON pointer) including cycles,
 merges `allOf`, turns `anyOf`/`oneOf`/type lists into alternatives (overlapping `oneOf`s and `not`
 become checked combinations), if/then/else and dependencies into exclusive branches. Keywords it
-does not enforce (maxContains, look-arounds in patterns, ...) are recorded in
+does not enforce (contains beside uniqueItems, look-behinds in patterns, ...) are recorded in
 `unenforced`; see `schema_checks` for how that keeps negations sound. Knows nothing of frames or
 vocabularies.
 """
@@ -452,28 +452,32 @@ class SchemaCompiler(ObjectKeywords):
     def fill_contains(
         self, node: Schema, s: dict[str, Any], prefix: list[Any], items: Any, param: str, depth: int
     ) -> None:
-        """`contains`/`minContains`: the schema an item counted toward it is read against, allOf(its
-        items schema, contains), per prefix position and for the rest (see ArrFrame). maxContains would
-        need the other items read against its negation: it is named unenforced (as is contains beside
-        uniqueItems, whose frame counts nothing)."""
+        """`contains`/`minContains`/`maxContains`: the schema an item counted toward it is read against,
+        allOf(its items schema, contains), per prefix position and for the rest (see ArrFrame); with
+        maxContains the count must be exact, so an uncounted item is read against allOf(its items
+        schema, not contains). Beside uniqueItems (whose frame counts nothing) it is named unenforced."""
         least = count(s, "minContains", param) if "minContains" in s else 1
-        if "maxContains" in s:
-            self.ignore(node, "maxContains")
+        most = count(s, "maxContains", param, None)
         if node.unique:
             self.ignore(node, "contains")
             return
-        if least == 0:
+        if least == 0 and most is None:
             return
         wanted = s["contains"]
         node.min_contains = least
-        node.prefix_found = tuple(
-            self.node(self.all_of([p, wanted]), f"{param}.contains", depth + 1) for p in prefix
-        )
-        node.items_found = (
-            None
-            if items is False
-            else self.node(self.all_of([items, wanted]), f"{param}.contains", depth + 1)
-        )
+        node.prefix_found = tuple(self.counted(p, wanted, param, depth) for p in prefix)
+        node.items_found = None if items is False else self.counted(items, wanted, param, depth)
+        if most is None:
+            return
+        node.max_contains = most
+        unwanted = {"not": wanted}
+        self.keep.append(unwanted)
+        node.prefix_missed = tuple(self.counted(p, unwanted, param, depth) for p in prefix)
+        node.items_missed = None if items is False else self.counted(items, unwanted, param, depth)
+
+    def counted(self, item: Any, wanted: Any, param: str, depth: int) -> Schema:
+        """The node of an item that also matches `wanted` (contains, or its negation)."""
+        return self.node(self.all_of([item, wanted]), f"{param}.contains", depth + 1)
 
     def fill_string(self, node: Schema, s: dict[str, Any], param: str) -> None:
         node.min_len = count(s, "minLength", param)

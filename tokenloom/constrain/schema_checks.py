@@ -36,7 +36,7 @@ def children(n: Schema) -> Iterable[Schema]:
         yield sub
     yield from n.prefix
     yield from n.pattern_sets.values()
-    for extra in (n.additional, n.items, *n.prefix_found, n.items_found):
+    for extra in (n.additional, n.items, *n.prefix_found, n.items_found, *n.prefix_missed, n.items_missed):
         if extra is not None:
             yield extra
 

@@ -33,7 +33,16 @@ def reachable(root: Schema) -> list[Schema]:
         stack.extend(node.prefix)
         stack.extend(node.pattern_sets.values())
         stack.extend(
-            n for n in (node.additional, node.items, *node.prefix_found, node.items_found) if n is not None
+            n
+            for n in (
+                node.additional,
+                node.items,
+                *node.prefix_found,
+                node.items_found,
+                *node.prefix_missed,
+                node.items_missed,
+            )
+            if n is not None
         )
     return list(seen)
 
@@ -133,6 +142,11 @@ def prune_endless(nodes: list[Schema], finite: set[Schema]) -> bool:
             node.prefix_found, changed = found, True
         if node.items_found is not None and node.items_found not in finite:
             node.items_found, changed = None, True
+        missed = tuple(f if f is None or f in finite else None for f in node.prefix_missed)
+        if missed != node.prefix_missed:
+            node.prefix_missed, changed = missed, True
+        if node.items_missed is not None and node.items_missed not in finite:
+            node.items_missed, changed = None, True
     if changed:
         for node in nodes:
             node.reset()

@@ -65,8 +65,10 @@ class Schema:
         "excl_min",
         "items",
         "items_found",
+        "items_missed",
         "literals",
         "lossy",
+        "max_contains",
         "max_items",
         "max_len",
         "max_props",
@@ -82,6 +84,7 @@ class Schema:
         "pattern_sets",
         "prefix",
         "prefix_found",
+        "prefix_missed",
         "props",
         "regex",
         "required",
@@ -112,6 +115,11 @@ class Schema:
         self.min_contains = 0
         self.prefix_found: tuple[Schema | None, ...] = ()
         self.items_found: Schema | None = None
+        # maxContains: the count must be exact, so an uncounted item is read against allOf(its items
+        # schema, not contains) (None: no maxContains)
+        self.max_contains: int | None = None
+        self.prefix_missed: tuple[Schema | None, ...] = ()
+        self.items_missed: Schema | None = None
         self.starts: dict[int, ParserState] = {}  # per depth: a parser of one value of this schema
         self.max_items: int | None = None
         self.min_len = 0

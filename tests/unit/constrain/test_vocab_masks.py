@@ -330,3 +330,17 @@ def test_contains_under_max_items_leaves_no_dead_end(vocab: Vocab, greedy: Greed
     mask = c.allowed()
     assert mask is not None
     assert mask[vocab.pieces.index(b"3")] and not mask[vocab.pieces.index(b"4")]
+
+
+@pytest.mark.parametrize("prefix", ["[", '["a", ', '["a", 1, '])
+def test_masks_under_max_contains_are_exact(prefix: str, vocab: Vocab, greedy: Greedy) -> None:
+    """With maxContains an uncounted item is read against `not contains`: once the one string allowed
+    is there, no other string may start."""
+    schema = {"type": "array", "items": {"type": ["integer", "string"]}, "contains": {"type": "string"}}
+    schema["maxContains"] = 1
+    assert_mask_is_exact(schema, prefix, vocab, greedy)
+    c = compile({"json_schema": schema}, vocab)
+    assert greedy.tokens(c, prefix) is not None
+    mask = c.allowed()
+    assert mask is not None
+    assert bool(mask[vocab.pieces.index(b'"')]) == (prefix == "[")
