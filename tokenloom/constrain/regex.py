@@ -607,8 +607,9 @@ class Regex:
 
 def leading_lookaheads(pattern: str) -> tuple[list[tuple[bool, Ast]], str]:
     """The look-aheads right after a leading `^` ((positive, body) each) and the pattern without them;
-    ([], pattern) when there are none, or when one cannot be parsed on its own (nested look-arounds):
-    those are left to the parser (refused, or dropped when lenient)."""
+    ([], pattern) when there are none, when one cannot be parsed on its own (nested look-arounds), or
+    when the rest has branches at its top (the look-aheads would hold for the first alone): those are
+    left to the parser (refused, or dropped when lenient)."""
     if not pattern.startswith(("^(?=", "^(?!")):
         return [], pattern
     looks: list[tuple[bool, Ast]] = []
@@ -624,7 +625,14 @@ def leading_lookaheads(pattern: str) -> tuple[list[tuple[bool, Ast]], str]:
             return [], pattern
         looks.append((pattern[i + 2] == "=", body))
         i = parser.i + 1
-    return looks, "^" + pattern[i:]
+    rest = "^" + pattern[i:]
+    try:
+        whole = RegexParser(rest, lenient=True).parse()
+    except GrammarError:
+        return [], pattern
+    if whole[0] == "alt":
+        return [], pattern  # `^(?=a)b|c`: the look-ahead belongs to the first branch alone
+    return looks, rest
 
 
 _shared: OrderedDict[tuple[str, bool, bool], Regex] = OrderedDict()

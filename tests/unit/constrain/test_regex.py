@@ -148,6 +148,14 @@ LOOKAHEADS = [
 ]
 
 
+def test_lookaheads_before_top_level_branches_are_not_taken_for_the_whole() -> None:
+    """In `^(?=a)b|c` the look-ahead belongs to the first branch: not extracted (dropped, as before)."""
+    with pytest.raises(GrammarError):
+        Regex(r"^(?=a)ab|c", search=True)
+    lenient = Regex(r"^(?=a)ab|c", search=True, lenient=True)
+    assert lenient.lenient and lenient.fullmatch("xc")
+
+
 @pytest.mark.parametrize("pattern", LOOKAHEADS)
 def test_leading_lookaheads_match_as_python_does(pattern: str) -> None:
     """Look-aheads right after `^` are intersections with the rest: no longer dropped, and the same
