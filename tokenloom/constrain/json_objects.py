@@ -356,15 +356,24 @@ class ObjFrame:
 # trie walk makes a new state for each character of each candidate name it follows, so they are
 # answered from one table of name prefixes per schema.
 @lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)
 def _candidates(schema: Schema, pos: int) -> tuple[tuple[int, str], ...]:
     """Known properties that may come next: from `pos` up to the first required one (any order: all
-    those not seen yet)."""
+    those not seen yet). A name whose value schema admits no value (`false`, a negation's "this name is
+    absent", a value pruned as endless) is never offered, yet stays claimed: the name cannot be closed
+    as an additional one either (`_close_key`). Offered, it would be a dead end after its colon."""
     if schema.any_order:
-        return tuple((i, name) for i, (name, _) in enumerate(schema.props) if not pos >> i & 1)
+        return tuple(
+            (i, name)
+            for i, (name, value) in enumerate(schema.props)
+            if not pos >> i & 1 and not value.first_chars().is_empty()
+        )
     out = []
     for i in range(pos, len(schema.props)):
-        out.append((i, schema.props[i][0]))
-        if schema.props[i][0] in schema.required:
+        name, value = schema.props[i]
+        if not value.first_chars().is_empty():
+            out.append((i, name))
+        if name in schema.required:
             break
     return tuple(out)
 

@@ -120,3 +120,19 @@ def test_string_masks_allow_only_completable_utf8(vocab: Vocab) -> None:
             broken.append(vocab.pieces[tid])
     assert broken == []
     assert mask_ids(mask) == _brute_force(c, vocab)
+
+
+@pytest.mark.parametrize(
+    ("schema", "text"),
+    [
+        # a name whose schema is false: offered before, then nothing could follow its colon
+        ({"type": "object", "properties": {"a": False, "b": {"type": "integer"}}}, '{"a"'),
+        # the same from a negation: `not required` makes the branch "a is absent" (utam-page-object)
+        ({"type": "object", "properties": {"a": {"type": "integer"}}, "not": {"required": ["a"]}}, '{"a"'),
+    ],
+)
+def test_a_name_that_admits_no_value_is_not_offered(schema: dict[str, Any], text: str) -> None:
+    """It stays claimed (an additional property may not take it either): the name cannot be closed."""
+    assert feed_text(initial({"json_schema": schema}), text) is None
+    assert schema_accepts(schema, '{"b": 1}')
+    assert not schema_accepts(schema, '{"a": 1}')
