@@ -288,11 +288,13 @@ class ArrFrame:
         counted while the count is short of minContains, or of maxContains when there is one (the
         uncounted way then reads the item against `not contains`, so the count is exact)."""
         item = self._item()
+        if item is None:
+            return []
         s = self.schema
         need = s.min_contains - self.found
         most = s.max_contains
-        if item is None or (need <= 0 and most is None):
-            return [] if item is None else [(self.found, item)]
+        if need <= 0 and most is None:
+            return [(self.found, item)]
         ways = []
         at = self.count < len(s.prefix)
         uncounted = item if most is None else (s.prefix_missed[self.count] if at else s.items_missed)
@@ -308,11 +310,6 @@ class ArrFrame:
 
     def chars(self) -> CharSet:
         acc = CharSet.of("]") if self._can_close() else EMPTY
-        if not self.schema.min_contains and self.schema.max_contains is None:  # the plain array: one way
-            item = self._item()
-            if item is not None:
-                acc = acc | (CharSet.of(",") if self.after_value else item.first_chars())
-            return acc
         for _, sub in self._ways():
             acc = acc | (CharSet.of(",") if self.after_value else sub.first_chars())
         return acc

@@ -356,7 +356,6 @@ class ObjFrame:
 # trie walk makes a new state for each character of each candidate name it follows, so they are
 # answered from one table of name prefixes per schema.
 @lru_cache(maxsize=1 << 16)
-@lru_cache(maxsize=1 << 12)
 def _candidates(schema: Schema, pos: int) -> tuple[tuple[int, str], ...]:
     """Known properties that may come next: from `pos` up to the first required one (any order: all
     those not seen yet). A name whose value schema admits no value (`false`, a negation's "this name is

@@ -36,6 +36,10 @@ SHARED_REGEXES = 64  # patterns kept compiled for the next schema that uses them
 SHARED_STATES = 10_000
 
 
+class LookaheadsTooLarge(GrammarError):
+    """The leading look-aheads' automaton passed MAX_LOOK_STATES (they may still be dropped instead)."""
+
+
 class Nfa:
     """Thompson NFA with character-set edges; anchors are epsilon edges usable only at start / end."""
 
@@ -466,7 +470,7 @@ class Regex:
                 t = d.step_class_index(k)
                 if t is not None and t not in seen:
                     if len(seen) >= MAX_LOOK_STATES:
-                        raise GrammarError(
+                        raise LookaheadsTooLarge(
                             f"regex {self.pattern!r}: its look-aheads need more than {MAX_LOOK_STATES} states"
                         )
                     seen.add(t)
@@ -658,12 +662,11 @@ def shared_regex(pattern: str, *, search: bool = False, lenient: bool = False) -
         raise GrammarError(refused)  # its look-aheads were explored to the limit once already
     try:
         made = Regex(pattern, search=search, lenient=lenient)
-    except GrammarError as e:
-        if "look-aheads need more" in e.message:
-            with _shared_lock:
-                _refused[key] = e.message
-                while len(_refused) > SHARED_REGEXES:
-                    _refused.popitem(last=False)
+    except LookaheadsTooLarge as e:
+        with _shared_lock:
+            _refused[key] = e.message
+            while len(_refused) > SHARED_REGEXES:
+                _refused.popitem(last=False)
         raise
     with _shared_lock:
         hit = _shared.get(key)

@@ -28,24 +28,11 @@ class Check:
     fallback: tuple[Schema, ...]  # the options the node becomes when a critical part is lossy
 
 
-def children(n: Schema) -> Iterable[Schema]:
-    yield from n.options or ()
-    if n.combo is not None:
-        yield from n.combo.parts
-    for _, sub in n.props:
-        yield sub
-    yield from n.prefix
-    yield from n.pattern_sets.values()
-    for extra in (n.additional, n.items, *n.prefix_found, n.items_found, *n.prefix_missed, n.items_missed):
-        if extra is not None:
-            yield extra
-
-
 def reaching(nodes: Iterable[Schema], seeds: set[Schema]) -> set[Schema]:
     """The nodes from which some node of `seeds` is reachable (seeds included)."""
     parents: dict[Schema, list[Schema]] = {}
     for n in nodes:
-        for c in children(n):
+        for c in n.children():
             parents.setdefault(c, []).append(n)
     out = set(seeds)
     todo = list(seeds)

@@ -26,24 +26,7 @@ def reachable(root: Schema) -> list[Schema]:
         if node in seen:
             continue
         seen[node] = None
-        stack.extend(node.options or ())
-        if node.combo is not None:
-            stack.extend(node.combo.parts)
-        stack.extend(value for _, value in node.props)
-        stack.extend(node.prefix)
-        stack.extend(node.pattern_sets.values())
-        stack.extend(
-            n
-            for n in (
-                node.additional,
-                node.items,
-                *node.prefix_found,
-                node.items_found,
-                *node.prefix_missed,
-                node.items_missed,
-            )
-            if n is not None
-        )
+        stack.extend(node.children())
     return list(seen)
 
 

@@ -173,6 +173,19 @@ class Schema:
         self._alts = None
         self._names = None
 
+    def children(self) -> tuple[Schema, ...]:
+        """The nodes a value of this one may be checked against in part: union branches, checked parts,
+        property values, items (prefix, counted or not toward contains, the rest), additional values."""
+        kids: list[Schema | None] = [*(self.options or ())]
+        if self.combo is not None:
+            kids.extend(self.combo.parts)
+        kids.extend(value for _, value in self.props)
+        kids.extend(self.prefix)
+        kids.extend(self.pattern_sets.values())
+        kids.extend((self.additional, self.items, *self.prefix_found, self.items_found))
+        kids.extend((*self.prefix_missed, self.items_missed))
+        return tuple(k for k in kids if k is not None)
+
     def prop_names(self) -> frozenset[str]:
         if self._names is None:
             self._names = frozenset(name for name, _ in self.props)

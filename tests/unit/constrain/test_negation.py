@@ -13,7 +13,6 @@ from tests.unit.constrain.conftest import Greedy, mask_ids
 from tests.unit.constrain.test_vocab_masks import _brute_force
 from tokenloom.constrain.api import compile
 from tokenloom.constrain.json_schema import SchemaCompiler
-from tokenloom.constrain.schema_checks import children
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.engine.vocab import Vocab
 
@@ -51,7 +50,7 @@ def _combos(schema: Any) -> int:
         n = todo.pop()
         if n not in seen:
             seen.add(n)
-            todo.extend(children(n))
+            todo.extend(n.children())
     return sum(n.combo is not None for n in seen)
 
 
