@@ -27,7 +27,13 @@ from tokenloom.errors import GrammarError
 
 MAX_NODES = 20_000
 MAX_ENUM = 10_000
+# how deep the schema document may nest, and how many $ref/allOf hops one dict may inline (a longer
+# chain is a cycle or hostile)
 MAX_DEPTH = 64
+# Nodes this far down the walk are filled later, from a work list: the walk goes through $refs into
+# every definition it has not built yet, so its depth is the length of a chain of first visits, not
+# how deep an instance nests (web-types' 30 KB of definitions chained 200-400 deep).
+DEFER_DEPTH = 48
 MAX_SECONDS = 5.0
 
 UNEVALUATED = "unevaluatedProperties"
@@ -59,6 +65,20 @@ _NO_OPS: dict[str, tuple[Any, ...]] = {
 }
 
 
+def _nests_deeper(document: Any, limit: int) -> bool:
+    """Whether the JSON document nests deeper than `limit` (found without recursion)."""
+    todo: list[tuple[Any, int]] = [(document, 0)]
+    while todo:
+        value, depth = todo.pop()
+        if depth > limit:
+            return True
+        if isinstance(value, dict):
+            todo.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            todo.extend((v, depth + 1) for v in value)
+    return False
+
+
 def _says_something(key: str, value: Any) -> bool:
     """A keyword left at its default (`additionalProperties: true`, `required: []`) implies no type: a
     schema of only such keywords still takes every value, as JSON Schema says."""
@@ -81,11 +101,17 @@ class SchemaCompiler(ObjectKeywords):
         self.checks: list[Check] = []
         self.all_ofs: dict[tuple[int, ...], dict[str, Any]] = {}
         self.dropped: list[str] = []  # keywords `join` could not keep (see there), in order
+        self.deferred: list[tuple[Schema, dict[str, Any], str]] = []  # nodes to fill (see DEFER_DEPTH)
         # "x-tokenloom-any-order" at the root applies to every object that does not say otherwise
         self.any_order = root.get(ANY_ORDER, False) if isinstance(root, dict) else False
 
     def compile(self) -> Schema:
+        if _nests_deeper(self.root, MAX_DEPTH):
+            raise GrammarError(f"schema nested deeper than {MAX_DEPTH} levels", param=self.param)
         root = self.node(self.root, self.param, 0)
+        while self.deferred:
+            node, schema, param = self.deferred.pop()
+            self.build(node, schema, param, 0)
         settle(list(self.nodes.values()), self.literal_checks, self.one_ofs, self.checks, self.unenforced)
         if root.first_chars().is_empty():
             raise GrammarError(
@@ -134,8 +160,6 @@ class SchemaCompiler(ObjectKeywords):
         key = id(schema)
         if key in self.nodes:
             return self.nodes[key]
-        if depth > MAX_DEPTH:
-            raise GrammarError(f"schema nested deeper than {MAX_DEPTH} levels", param=param)
         if len(self.nodes) > MAX_NODES or time.monotonic() > self.deadline:
             raise GrammarError("schema too large to compile", param=param)
         node = Schema()
@@ -149,12 +173,19 @@ class SchemaCompiler(ObjectKeywords):
             return node
         if not isinstance(schema, dict):
             raise GrammarError("a schema must be an object or a boolean", param=param)
+        if depth > DEFER_DEPTH:
+            self.deferred.append((node, schema, param))  # its parents need only the node itself
+            return node
+        self.build(node, schema, param, depth)
+        return node
+
+    def build(self, node: Schema, schema: dict[str, Any], param: str, depth: int) -> None:
+        """Fill `node`, made for the dict `schema`, at `depth` of the walk."""
         before = len(self.dropped)
         flat = self.flatten(schema, param, 0)
         for keyword in self.dropped[before:]:  # flatten makes no nodes: these are this node's
             self.ignore(node, keyword)
         self.fill(node, flat, param, depth)
-        return node
 
     def join(self, a: dict[str, Any], b: dict[str, Any], nest: bool = True) -> dict[str, Any]:
         """`merge` of two flattened dicts. A dict holds one if/then/else, so two conditionals become one

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.constrain.chars import schema_accepts
 from tokenloom.constrain import check_spec
 from tokenloom.constrain.api import build
 from tokenloom.errors import GrammarError
@@ -88,3 +89,27 @@ def test_look_around_pattern_is_reported_not_refused() -> None:
     with pytest.raises(GrammarError, match="pattern") as info:
         check_spec({**spec, "strict": True})
     assert info.value.status == 400
+
+
+def _chain(n: int) -> dict[str, Any]:
+    """n definitions, each an object whose "x" is the next one (the last a string): a document 4 deep."""
+    defs: dict[str, Any] = {
+        f"d{i}": {"type": "object", "properties": {"x": {"$ref": f"#/$defs/d{i + 1}"}}, "required": ["x"]}
+        for i in range(n)
+    }
+    defs[f"d{n}"] = {"type": "string"}
+    return {"$ref": "#/$defs/d0", "$defs": defs}
+
+
+def _instance(n: int, leaf: str) -> str:
+    return '{"x":' * n + leaf + "}" * n
+
+
+def test_a_long_chain_of_definitions_is_not_deep_nesting() -> None:
+    """The compile walks through $refs into each definition it has not built yet, so a chain of 300
+    definitions took it 300 deep, and it refused the schema as nested too deep (schemastore's web-types
+    was refused so). The document itself nests 4 deep; the chain compiles and is enforced to its end."""
+    schema = _chain(300)
+    assert schema_accepts(schema, _instance(300, '"leaf"'))
+    assert not schema_accepts(schema, _instance(300, "1"))
+    assert not schema_accepts(schema, _instance(299, '"leaf"'))
