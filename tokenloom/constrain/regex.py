@@ -2,9 +2,10 @@
 
 Supports literals, escapes (\\d \\w \\s and negations, \\n \\t \\xhh \\uhhhh, escaped punctuation), `.`,
 classes with ranges and negation, groups (capturing, `?:`, named), `|`, `* + ? {m} {m,} {m,n}` (lazy and
-possessive forms match the same strings), `^`/`$` anchors, and look-aheads right after a leading `^`
-(`^(?=.*[A-Z])(?!.*--)...`, as intersections: see `Regex.settle`). Back-references, other look-arounds,
-`\\b` and inline flags raise GrammarError. Knows nothing of JSON or vocabularies.
+possessive forms match the same strings), `^`/`$` anchors, word boundaries `\\b`/`\\B` (see
+`_word_bounded`), and look-aheads right after a leading `^` (`^(?=.*[A-Z])(?!.*--)...`, as intersections:
+see `Regex.settle`). Back-references, other look-arounds and inline flags raise GrammarError. Knows
+nothing of JSON or vocabularies.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TypeVar
 
 from tokenloom.constrain.charset import ANY, EMPTY, CharSet
 from tokenloom.constrain.parser import Frame, FreeRun
-from tokenloom.constrain.regex_syntax import Ast, RegexParser
+from tokenloom.constrain.regex_syntax import WORD, Ast, RegexParser
 from tokenloom.errors import GrammarError
 
 _T = TypeVar("_T")
@@ -41,18 +42,20 @@ class LookaheadsTooLarge(GrammarError):
 
 
 class Nfa:
-    """Thompson NFA with character-set edges; anchors are epsilon edges usable only at start / end."""
+    """Thompson NFA with character-set edges; anchors are epsilon edges usable only at start / end. Word
+    boundaries (`bounds`: target, whether it is `\\b`) are made plain edges by `_word_bounded` before use."""
 
     def __init__(self) -> None:
         self.edges: list[list[tuple[CharSet, int]]] = []
         self.eps: list[list[int]] = []
         self.bol: list[list[int]] = []
         self.eol: list[list[int]] = []
+        self.bounds: list[list[tuple[int, bool]]] = []
 
     def new(self) -> int:
         if len(self.edges) >= MAX_NFA_STATES:
             raise GrammarError(f"regex too large (more than {MAX_NFA_STATES} automaton states)")
-        for lst in (self.edges, self.eps, self.bol, self.eol):
+        for lst in (self.edges, self.eps, self.bol, self.eol, self.bounds):
             lst.append([])
         return len(self.edges) - 1
 
@@ -74,6 +77,10 @@ class Nfa:
         if kind in ("bol", "eol"):
             e = self.new()
             (self.bol if kind == "bol" else self.eol)[s].append(e)
+            return e
+        if kind == "bound":
+            e = self.new()
+            self.bounds[s].append((e, node[1]))
             return e
         _, item, lo, hi = node
         for _ in range(lo):
@@ -393,6 +400,10 @@ class Regex:
         self.nfa = Nfa()
         start = self.nfa.new()
         self.final = self.nfa.build(ast, start)
+        if any(self.nfa.bounds):
+            if looks:
+                raise GrammarError(f"regex {pattern!r}: \\b or \\B beside look-aheads is not supported")
+            self.nfa, start, self.final = _word_bounded(self.nfa, start, self.final)
         self._main_end = len(self.nfa.edges)  # NFA states below this one are the pattern's own
         # leading look-aheads, each its own part of the NFA: (positive, its final, its marker, its
         # states' range); see `settle`
@@ -607,6 +618,50 @@ class Regex:
                 return False
             d = d.step(c)
         return d is not None and d.accepting
+
+
+_FREE, _WORD_NEXT, _OTHER_NEXT = 0, 1, 2  # what a word boundary passed on the way says of the next char
+
+
+def _word_bounded(nfa: Nfa, start: int, final: int) -> tuple[Nfa, int, int]:
+    """`nfa` without boundary edges, as (NFA, start, final): each state also knows whether the last char
+    read was a word char (none read counts as not) and what a boundary passed since says of the next
+    char. `\\b` holds where the last and the next char differ in being word chars, `\\B` where they
+    agree; the end of the text counts as a char that is not. Only the combinations reached are made."""
+    out = Nfa()
+    made: dict[tuple[int, bool, int], int] = {}
+    todo: list[tuple[int, bool, int]] = []
+
+    def state(key: tuple[int, bool, int]) -> int:
+        got = made.get(key)
+        if got is None:
+            got = made[key] = out.new()
+            todo.append(key)
+        return got
+
+    new_start = state((start, False, _FREE))
+    new_final = out.new()
+    while todo:
+        key = todo.pop()
+        s, word, need = key
+        here = made[key]
+        if s == final and need != _WORD_NEXT:
+            out.eps[here].append(new_final)
+        out.eps[here].extend(state((t, word, need)) for t in nfa.eps[s])
+        out.bol[here].extend(state((t, word, need)) for t in nfa.bol[s])
+        if need != _WORD_NEXT:  # the end is not a word char
+            out.eol[here].extend(state((t, word, need)) for t in nfa.eol[s])
+        for t, boundary in nfa.bounds[s]:
+            wants = _WORD_NEXT if boundary != word else _OTHER_NEXT
+            if need in (_FREE, wants):
+                out.eps[here].append(state((t, word, wants)))
+        for klass, t in nfa.edges[s]:
+            words, others = klass & WORD, klass - WORD
+            if need != _OTHER_NEXT and not words.is_empty():
+                out.edges[here].append((words, state((t, True, _FREE))))
+            if need != _WORD_NEXT and not others.is_empty():
+                out.edges[here].append((others, state((t, False, _FREE))))
+    return out, new_start, new_final
 
 
 def leading_lookaheads(pattern: str) -> tuple[list[tuple[bool, Ast]], str]:

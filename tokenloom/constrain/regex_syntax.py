@@ -1,7 +1,7 @@
 """Parsing the regex subset (Python `re` syntax people write for structured output) into a small AST.
 
 AST nodes: ("set", CharSet) | ("cat", [..]) | ("alt", [..]) | ("rep", node, min, max|None) | ("bol",) |
-("eol",). Knows nothing of automata.
+("eol",) | ("bound", True) for \\b and ("bound", False) for \\B. Knows nothing of automata.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from typing import Any
 from tokenloom.constrain.charset import ANY, DIGITS, EMPTY, CharSet
 from tokenloom.errors import GrammarError
 
-_WORD = CharSet([(ord("a"), ord("z")), (ord("A"), ord("Z")), (ord("0"), ord("9")), (ord("_"), ord("_"))])
+WORD = CharSet([(ord("a"), ord("z")), (ord("A"), ord("Z")), (ord("0"), ord("9")), (ord("_"), ord("_"))])
 _SPACE = CharSet.of(" \t\n\r\f\v")
-_CLASS_ESCAPES = {"d": DIGITS, "w": _WORD, "s": _SPACE}
+_CLASS_ESCAPES = {"d": DIGITS, "w": WORD, "s": _SPACE}
 _CHAR_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "0": "\0", "a": "\a"}
 _DOT = ANY - CharSet.of("\n")
 
 # AST: ("set", CharSet) | ("cat", [..]) | ("alt", [..]) | ("rep", node, min, max|None) | ("bol",) | ("eol",)
+# | ("bound", is_boundary)
 Ast = tuple[Any, ...]
 
 
@@ -113,6 +114,9 @@ class RegexParser:
             return ("bol",)
         if c == "$":
             return ("eol",)
+        if c == "\\" and self.p[self.i : self.i + 1] in ("b", "B"):
+            self.i += 1  # a word boundary, or not one: ASCII word chars, as JSON Schema's ECMA-262 says
+            return ("bound", self.p[self.i - 1] == "b")
         if c == "\\":
             return ("set", self.escape(in_class=False))
         if c in "*+?":

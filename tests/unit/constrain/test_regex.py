@@ -48,7 +48,7 @@ def test_prefix_states_are_live() -> None:
     assert after_a.add_char("z") is None
 
 
-@pytest.mark.parametrize("pattern", ["(a", "a)", "[a-", "(?=a)b", r"\1", r"a\b", "*a", "a{2,1}"])
+@pytest.mark.parametrize("pattern", ["(a", "a)", "[a-", "(?=a)b", r"\1", r"\k", "*a", "a{2,1}"])
 def test_unsupported_or_invalid(pattern: str) -> None:
     with pytest.raises(GrammarError):
         initial({"regex": pattern})
@@ -83,6 +83,48 @@ def test_dfa_agrees_with_python_re_on_random_strings(pattern: str) -> None:
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
         assert ours.fullmatch(text) == (compiled.fullmatch(text) is not None), repr(text)
+
+
+_BOUNDARY_PATTERNS = [
+    r"\bfoo\b",
+    r"a\b",
+    r"\Ba",
+    r"^\w+\b\s*$",
+    r"x\B-",
+    r"(\b|-)+a",
+    r"a\B\b",
+    r"(a\b)*b",
+    # schemastore's dein: the boundary after the host's last label
+    r"^https?:\/\/(www\.)?[-a-zA-Z0-9@:%._\+~#=]{1,256}\.[a-zA-Z0-9()]{1,6}\b([-a-zA-Z0-9()@:%_\+.~#?&//=]*)$",
+]
+
+
+@pytest.mark.parametrize("pattern", _BOUNDARY_PATTERNS)
+def test_word_boundaries_match_as_python_does(pattern: str) -> None:
+    """`\\b` and `\\B` against Python's ASCII word chars (JSON Schema's, from ECMA-262), whole and as a
+    search. Python's `\\B` alone never matches the empty text; ECMA-262's does, as ours does, so the
+    empty text is left out for `\\B`."""
+    rng = random.Random(pattern)
+    whole, search = Regex(pattern), Regex(pattern, search=True)
+    for _ in range(2000):
+        text = "".join(rng.choice("ab_- .:/w1") for _ in range(rng.randint(0, 8)))
+        if rng.random() < 0.3:
+            text = rng.choice(["foo", "http://a.bc", "https://www.x.io/a", "a-b", "_a"]) + text
+        if not text and "\\B" in pattern:
+            continue
+        assert whole.fullmatch(text) == (re.fullmatch(pattern, text, re.ASCII) is not None), repr(text)
+        assert search.fullmatch(text) == (re.search(pattern, text, re.ASCII) is not None), repr(text)
+
+
+def test_a_boundary_inside_a_schema_pattern_is_enforced() -> None:
+    spec = {"json_schema": {"type": "string", "pattern": "^[a-z]+\\b"}}
+    assert build(spec)[1] == frozenset()
+    st = initial(spec)
+    assert accepts(st, '"ab-c"')
+    assert accepts(st, '"ab"')
+    assert not accepts(st, '"-ab"')
+    with pytest.raises(GrammarError, match="beside look-aheads"):
+        Regex("^(?=a)a\\b")
 
 
 def test_states_differing_only_in_epsilon_states_are_one() -> None:
