@@ -415,6 +415,8 @@ class SchemaCompiler(ObjectKeywords):
             table = s.get(kw)
             if isinstance(table, dict):
                 deps += [(kw, name, then) for name, then in table.items()]
+        if len(deps) > MAX_DEPENDENCIES and self.fill_dependency_by_value(node, s, deps, param, depth):
+            return True
         if not deps or len(deps) > MAX_DEPENDENCIES:
             for kw in _DEPENDENCIES:
                 if kw in s:
@@ -430,6 +432,66 @@ class SchemaCompiler(ObjectKeywords):
         no = {"allOf": [out, {"properties": {name: False}}]}
         self.keep.extend((out, yes, no))
         node.options = (self.node(yes, f"{param}.{kw}", depth + 1), self.node(no, param, depth + 1))
+        return True
+
+    def fill_dependency_by_value(
+        self, node: Schema, s: dict[str, Any], deps: list[tuple[str, str, Any]], param: str, depth: int
+    ) -> bool:
+        """Many dependencies that each only narrow one same property D to some values (MongoDB's index
+        fields: "analyzer" only with type "string" or "autocomplete", and 15 more), as one branch per
+        value of D instead of two per dependency: D that value, with the names that allow it; D another
+        value, with none of the names; D absent, with any (a `properties` entry holds for an absent
+        name). The branches exclude each other. False when the dependencies are not all of this form."""
+        target: str | None = None
+        allows: dict[str, list[Any]] = {}
+        for _, name, then in deps:
+            if not isinstance(then, dict) or set(then) != {"properties"}:
+                return False
+            props = then["properties"]
+            if not isinstance(props, dict) or len(props) != 1:
+                return False
+            [(d, narrowed)] = props.items()
+            if target not in (None, d) or not isinstance(narrowed, dict) or len(narrowed) != 1:
+                return False
+            enum = [narrowed["const"]] if "const" in narrowed else narrowed.get("enum")
+            if not isinstance(enum, list) or not all(isinstance(v, (str, int, float, bool)) for v in enum):
+                return False
+            target = d
+            allows[name] = enum
+        if target is None or target in allows:
+            return False
+        out = {k: v for k, v in s.items() if k not in _DEPENDENCIES}
+        values: list[Any] = []
+        for enum in allows.values():
+            values += [v for v in enum if not any(v == w and type(v) is type(w) for w in values)]
+        branches: list[dict[str, Any]] = []
+        for v in values:
+            banned = [
+                name for name, enum in allows.items() if not any(v == w and type(v) is type(w) for w in enum)
+            ]
+            branches.append(
+                {
+                    "allOf": [
+                        out,
+                        {
+                            "properties": {target: {"const": v}, **dict.fromkeys(banned, False)},
+                            "required": [target],
+                        },
+                    ]
+                }
+            )
+        others = {"not": {"enum": values}}
+        branches.append(
+            {
+                "allOf": [
+                    out,
+                    {"properties": {target: others, **dict.fromkeys(allows, False)}, "required": [target]},
+                ]
+            }
+        )
+        branches.append({"allOf": [out, {"properties": {target: False}}]})
+        self.keep.extend((out, others, *branches))
+        node.options = tuple(self.node(b, param, depth + 1) for b in branches)
         return True
 
     def fill_condition(self, node: Schema, s: dict[str, Any], param: str, depth: int) -> None:

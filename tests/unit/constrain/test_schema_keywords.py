@@ -214,3 +214,48 @@ def test_dependencies() -> None:
     assert not _both(s, {"billing": "xyz", "name": "n"})
     old = {"type": "object", "properties": {"a": {}, "b": {}}, "dependencies": {"a": ["b"]}}
     assert _both(old, {"a": 1, "b": 2}) and not _both(old, {"a": 1})
+
+
+def _narrowing(order: list[str]) -> dict[str, Any]:
+    """MongoDB Atlas's index fields' shape: past MAX_DEPENDENCIES (3) dependencies, each name only
+    narrowing "type" to some values."""
+    only = {
+        "analyzer": ["string", "autocomplete"],
+        "maxGrams": ["autocomplete"],
+        "minGrams": ["autocomplete"],
+    }
+    only |= {"dynamic": ["document"], "norms": ["string"], "indexShapes": ["geo"], "seven": [7]}
+    return {
+        "type": "object",
+        "properties": {name: {"type": ["string", "integer"]} if name == "type" else {} for name in order},
+        "dependencies": {name: {"properties": {"type": {"enum": values}}} for name, values in only.items()},
+    }
+
+
+_NAMES = ["type", "analyzer", "norms", "maxGrams", "dynamic", "indexShapes", "seven"]
+
+
+@pytest.mark.parametrize("order", [_NAMES, _NAMES[1:] + _NAMES[:1]])
+def test_many_dependencies_narrowing_one_property_are_enforced(order: list[str]) -> None:
+    """Enforced as one branch per value of the narrowed property (two per dependency would be 2^7
+    branches): before, past three dependencies they were all dropped and named unenforced."""
+    s = _narrowing(order)
+    assert build({"json_schema": s})[1] == frozenset()
+    for good in (
+        {"type": "string", "analyzer": "a", "norms": "omit"},
+        {"type": "autocomplete", "analyzer": "a", "maxGrams": 3},
+        {"type": "geo", "indexShapes": True},
+        {"type": 7, "seven": 1},
+        {"type": "other"},
+        {"analyzer": "a", "dynamic": True, "seven": 0},  # "type" absent: each narrowing holds
+        {},
+    ):
+        assert _both(s, {k: good[k] for k in order if k in good}), good
+    for bad in (
+        {"type": "geo", "norms": "omit"},
+        {"type": "string", "maxGrams": 3},
+        {"type": "other", "analyzer": "a"},
+        {"type": "7", "seven": 1},
+        {"type": "document", "indexShapes": False},
+    ):
+        assert not _both(s, {k: bad[k] for k in order if k in bad}), bad
