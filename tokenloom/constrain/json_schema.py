@@ -247,11 +247,56 @@ class SchemaCompiler(ObjectKeywords):
             # still leave `if` unenforced
             parts = [self.scoped(part, [merged, *parts[:i], *parts[i + 1 :]]) for i, part in enumerate(parts)]
             held = sum(part.get(_CONDITIONS, 1) for part in (merged, *parts) if "if" in part)
+            chain = self.exclusive_chain(merged, parts, param) if held > MAX_CONDITIONS else None
+            if chain is not None:
+                merged = {k: v for k, v in merged.items() if k not in _CONDITION_KEYS}
+                parts = [{k: v for k, v in part.items() if k not in _CONDITION_KEYS} for part in parts]
+                self.keep.extend((merged, *parts))
+                parts.append(chain)
             for part in parts:
-                merged = self.join(merged, part, nest=held <= MAX_CONDITIONS)
+                merged = self.join(merged, part, nest=held <= MAX_CONDITIONS or chain is not None)
             schema = merged
         self.keep.append(schema)
         return schema
+
+    def exclusive_chain(
+        self, own: dict[str, Any], parts: list[dict[str, Any]], param: str
+    ) -> dict[str, Any] | None:
+        """The conditionals of an allOf (its own dict and its flattened parts) as one chain, when at most
+        one `if` can hold: each requires one same property D to be a value of its own, and the value is
+        an object. Then "if c1 then T1 (and every other else) else if c2 ... else every else" is exact,
+        and makes one branch per conditional plus one, where nesting them makes 2^n (minecraft's button
+        actions: five, one per action type). None when they are not of this form."""
+        held = [d for d in (own, *parts) if "if" in d]
+        if any(d.get(_CONDITIONS, 1) != 1 for d in held) or own.get("type") not in ("object", ["object"]):
+            return None
+        target: str | None = None
+        seen: list[Any] = []
+        for d in held:
+            cond = d["if"]
+            if isinstance(cond, dict) and "$ref" in cond:
+                cond = self.flatten(cond, f"{param}.if", 1)
+            if not isinstance(cond, dict) or set(cond) - {"properties", "required", "type"}:
+                return None
+            props, required = cond.get("properties"), cond.get("required")
+            if not isinstance(props, dict) or len(props) != 1 or not isinstance(required, list):
+                return None
+            [(name, value)] = props.items()
+            if target not in (None, name) or name not in required or not isinstance(value, dict):
+                return None
+            if set(value) - {"const", "type"} or "const" not in value:
+                return None
+            if any(value["const"] == v and type(value["const"]) is type(v) for v in seen):
+                return None
+            target = name
+            seen.append(value["const"])
+        elses = [d.get("else", True) for d in held]
+        chain: dict[str, Any] = {"allOf": elses}
+        for i in reversed(range(len(held))):
+            then = {"allOf": [held[i].get("then", True), *elses[:i], *elses[i + 1 :]]}
+            chain = {"if": held[i]["if"], "then": then, "else": chain}
+            self.keep.extend((then, chain))
+        return chain
 
     def scoped(self, part: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
         """A merged part's own unevaluatedProperties sees only the names that part evaluates. Merged

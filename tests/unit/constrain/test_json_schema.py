@@ -231,6 +231,37 @@ def test_conditionals_past_the_limit_are_named_unenforced() -> None:
     assert "if" not in at_limit
 
 
+def _action_conditions(kinds: str) -> dict[str, object]:
+    """minecraft-custom-main-menu-mod's button actions: each conditional's `if` requires `kind` to be a
+    value of its own, so at most one holds."""
+    schema = _kind_conditions(kinds)
+    for part in schema["allOf"]:  # type: ignore[attr-defined]
+        part["if"]["required"] = ["kind"]
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ('{"kind": "a", "a": 1}', True),
+        ('{"kind": "e", "e": 5}', True),
+        ('{"kind": "none"}', True),
+        ('{"kind": "c"}', False),  # the third's then
+        ('{"kind": "e"}', False),  # the last's
+        ('{"kind": "e", "a": 1, "e": 5}', False),  # the first's else
+        ('{"kind": "none", "d": 4}', False),  # the fourth's else
+        ('{"kind": "c", "c": 3, "d": 4}', False),
+    ],
+)
+def test_exclusive_conditionals_past_the_limit_are_enforced(text: str, ok: bool) -> None:
+    """Conditionals of which at most one can hold are one chain (if c1 then T1 and the other elses, else
+    if c2 ...), one branch each plus one, however many there are."""
+    schema = _action_conditions("abcde")
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "if" not in unenforced
+    assert schema_accepts(schema, text) is ok
+
+
 _BASE = {"type": "object", "properties": {"a": {"type": "integer"}}}
 _UNEVALUATED_CASES: list[tuple[str, dict[str, object], list[tuple[str, bool]]]] = [
     (
