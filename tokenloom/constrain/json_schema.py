@@ -242,6 +242,8 @@ class SchemaCompiler(ObjectKeywords):
                     continue
                 if not isinstance(sub, dict):
                     raise GrammarError("allOf entries must be schemas", param=f"{param}.allOf[{i}]")
+                if any(sub == earlier for earlier in subs[:i]):
+                    continue  # A and A is A (patternProperties naming one $ref: chrome-manifest's commands)
                 parts.append(self.flatten(sub, f"{param}.allOf[{i}]", hops + 1))
             # all of its conditionals are kept or only the last: some kept would cost the branches and
             # still leave `if` unenforced

@@ -262,6 +262,29 @@ def test_exclusive_conditionals_past_the_limit_are_enforced(text: str, ok: bool)
     assert schema_accepts(schema, text) is ok
 
 
+def test_patterns_naming_one_conditional_schema_keep_it_once() -> None:
+    """chrome-manifest's commands: a name matching two patterns that both $ref one schema holding a
+    conditional is under allOf(that, that). Its three copies counted past MAX_CONDITIONS, so all but the
+    last were dropped and `if` named unenforced; equal parts are now kept once."""
+    command = {
+        "type": "object",
+        "if": {"properties": {"global": {"const": True}}, "required": ["global"]},
+        "then": {"properties": {"key": {"pattern": "^Ctrl"}}},
+        "else": {"properties": {"key": {"pattern": "^Alt"}}},
+    }
+    ref = {"$ref": "#/$defs/command"}
+    schema = {
+        "$defs": {"command": command},
+        "type": "object",
+        "patternProperties": {".*": ref, "^_run$": dict(ref), "^_r": dict(ref)},
+    }
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "if" not in unenforced
+    assert schema_accepts(schema, '{"_run": {"global": true, "key": "Ctrl+1"}, "x": {"key": "Alt+1"}}')
+    assert not schema_accepts(schema, '{"_run": {"global": true, "key": "Alt+1"}}')
+    assert not schema_accepts(schema, '{"_run": {"key": "Ctrl+1"}}')
+
+
 _BASE = {"type": "object", "properties": {"a": {"type": "integer"}}}
 _UNEVALUATED_CASES: list[tuple[str, dict[str, object], list[tuple[str, bool]]]] = [
     (
