@@ -19,6 +19,7 @@ from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.negation import negated_branches
 from tokenloom.constrain.regex import shared_regex
 from tokenloom.constrain.schema_checks import Check, settle
+from tokenloom.constrain.schema_conditions import value_chain
 from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reachable
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
 from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
@@ -249,7 +250,7 @@ class SchemaCompiler(ObjectKeywords):
             # still leave `if` unenforced
             parts = [self.scoped(part, [merged, *parts[:i], *parts[i + 1 :]]) for i, part in enumerate(parts)]
             held = sum(part.get(_CONDITIONS, 1) for part in (merged, *parts) if "if" in part)
-            chain = self.exclusive_chain(merged, parts, param) if held > MAX_CONDITIONS else None
+            chain = self.value_chain(merged, parts, param) if held > MAX_CONDITIONS else None
             if chain is not None:
                 merged = {k: v for k, v in merged.items() if k not in _CONDITION_KEYS}
                 parts = [{k: v for k, v in part.items() if k not in _CONDITION_KEYS} for part in parts]
@@ -261,43 +262,21 @@ class SchemaCompiler(ObjectKeywords):
         self.keep.append(schema)
         return schema
 
-    def exclusive_chain(
+    def value_chain(
         self, own: dict[str, Any], parts: list[dict[str, Any]], param: str
     ) -> dict[str, Any] | None:
-        """The conditionals of an allOf (its own dict and its flattened parts) as one chain, when at most
-        one `if` can hold: each requires one same property D to be a value of its own, and the value is
-        an object. Then "if c1 then T1 (and every other else) else if c2 ... else every else" is exact,
-        and makes one branch per conditional plus one, where nesting them makes 2^n (minecraft's button
-        actions: five, one per action type). None when they are not of this form."""
+        """The conditionals of an allOf (its own dict and its flattened parts) as one chain of branches,
+        one per case of the one property every `if` asks about (see schema_conditions.py), where nesting
+        them makes 2^n: minecraft's button actions hold five conditionals, youtrack's widgets five. Only
+        where the value is an object. None when they are not of this form."""
         held = [d for d in (own, *parts) if "if" in d]
         if any(d.get(_CONDITIONS, 1) != 1 for d in held) or own.get("type") not in ("object", ["object"]):
             return None
-        target: str | None = None
-        seen: list[Any] = []
-        for d in held:
-            cond = d["if"]
-            if isinstance(cond, dict) and "$ref" in cond:
-                cond = self.flatten(cond, f"{param}.if", 1)
-            if not isinstance(cond, dict) or set(cond) - {"properties", "required", "type"}:
-                return None
-            props, required = cond.get("properties"), cond.get("required")
-            if not isinstance(props, dict) or len(props) != 1 or not isinstance(required, list):
-                return None
-            [(name, value)] = props.items()
-            if target not in (None, name) or name not in required or not isinstance(value, dict):
-                return None
-            if set(value) - {"const", "type"} or "const" not in value:
-                return None
-            if any(value["const"] == v and type(value["const"]) is type(v) for v in seen):
-                return None
-            target = name
-            seen.append(value["const"])
-        elses = [d.get("else", True) for d in held]
-        chain: dict[str, Any] = {"allOf": elses}
-        for i in reversed(range(len(held))):
-            then = {"allOf": [held[i].get("then", True), *elses[:i], *elses[i + 1 :]]}
-            chain = {"if": held[i]["if"], "then": then, "else": chain}
-            self.keep.extend((then, chain))
+        got = value_chain(held, lambda ref: self.flatten(ref, f"{param}.if", 1))
+        if got is None:
+            return None
+        chain, made = got
+        self.keep.extend(made)
         return chain
 
     def scoped(self, part: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:

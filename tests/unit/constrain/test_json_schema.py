@@ -219,15 +219,26 @@ def test_every_conditional_in_one_allof_is_enforced(text: str, ok: bool) -> None
     assert schema_accepts(schema, text) is ok
 
 
+def _presence_conditions(names: str) -> dict[str, object]:
+    """One conditional per name, each asking about a property of its own (so no one property's value
+    decides them all): a name present must be positive."""
+    return {
+        "type": "object",
+        "properties": {k: {"type": "integer"} for k in names},
+        "allOf": [{"if": {"required": [k]}, "then": {"properties": {k: {"minimum": 1}}}} for k in names],
+    }
+
+
 def test_conditionals_past_the_limit_are_named_unenforced() -> None:
-    """Each conditional doubles the branches a value may be in: past MAX_CONDITIONS in one allOf all but
-    the last are dropped and named (strict refuses them) instead of silently let through."""
-    many = _kind_conditions("abcdefgh"[: MAX_CONDITIONS + 1])
+    """Each conditional doubles the branches a value may be in: past MAX_CONDITIONS in one allOf (and not
+    all decided by one property's value, see below) all but the last are dropped and named (strict
+    refuses them) instead of silently let through."""
+    many = _presence_conditions("abcdefgh"[: MAX_CONDITIONS + 1])
     _, unenforced, _ = build(spec_of({"json_schema": many}))
     assert "if" in unenforced
     with pytest.raises(GrammarError, match="'if'"):
         build(spec_of({"json_schema": many, "strict": True}))
-    _, at_limit, _ = build(spec_of({"json_schema": _kind_conditions("abcdefgh"[:MAX_CONDITIONS])}))
+    _, at_limit, _ = build(spec_of({"json_schema": _presence_conditions("abcdefgh"[:MAX_CONDITIONS])}))
     assert "if" not in at_limit
 
 
@@ -253,13 +264,36 @@ def _action_conditions(kinds: str) -> dict[str, object]:
         ('{"kind": "c", "c": 3, "d": 4}', False),
     ],
 )
-def test_exclusive_conditionals_past_the_limit_are_enforced(text: str, ok: bool) -> None:
-    """Conditionals of which at most one can hold are one chain (if c1 then T1 and the other elses, else
-    if c2 ...), one branch each plus one, however many there are."""
-    schema = _action_conditions("abcde")
-    _, unenforced, _ = build(spec_of({"json_schema": schema}))
-    assert "if" not in unenforced
-    assert schema_accepts(schema, text) is ok
+def test_conditionals_decided_by_one_value_are_enforced_past_the_limit(text: str, ok: bool) -> None:
+    """Conditionals whose `if`s only ask about one property's value are one chain of branches, one per
+    constant they name, one for another value and one for the property absent (schema_conditions.py),
+    however many conditionals there are: with `required` in each `if` (minecraft's button actions) or
+    without it (then an absent `kind` holds every `if`), and through `not`/`anyOf` (youtrack's widgets)."""
+    for schema in (_action_conditions("abcde"), _kind_conditions("abcde"), _widget_conditions("abcde")):
+        _, unenforced, _ = build(spec_of({"json_schema": schema}))
+        assert "if" not in unenforced
+        assert schema_accepts(schema, text) is ok, schema
+
+
+def _widget_conditions(kinds: str) -> dict[str, object]:
+    """`_action_conditions` with the last conditional written as "not any of the others"."""
+    schema = _action_conditions(kinds)
+    last, others = schema["allOf"][-1], kinds[:-1]  # type: ignore[index]
+    last["if"] = {
+        "not": {
+            "anyOf": [{"properties": {"kind": {"const": k}}, "required": ["kind"]} for k in [*others, "none"]]
+        }
+    }
+    return schema
+
+
+def test_absent_value_holds_a_properties_only_condition() -> None:
+    """Without `required`, an `if` on `kind` holds when `kind` is absent: every `then` applies."""
+    schema = _kind_conditions("abcde")
+    schema["required"] = []
+    assert schema_accepts(schema, '{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}')
+    assert not schema_accepts(schema, '{"a": 1, "b": 2, "c": 3, "d": 4}')
+    assert not schema_accepts(_action_conditions("abcde") | {"required": []}, '{"a": 1}')
 
 
 def test_patterns_naming_one_conditional_schema_keep_it_once() -> None:
