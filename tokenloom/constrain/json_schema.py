@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from tokenloom.constrain.formats import FORMATS
+from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.negation import negated_branches
 from tokenloom.constrain.regex import shared_regex
 from tokenloom.constrain.schema_checks import Check, settle
@@ -487,14 +488,10 @@ class SchemaCompiler(ObjectKeywords):
         if target is None or target in allows:
             return False
         out = {k: v for k, v in s.items() if k not in _DEPENDENCIES}
-        values: list[Any] = []
-        for enum in allows.values():
-            values += [v for v in enum if not any(v == w and type(v) is type(w) for w in values)]
+        values = list({value_key(v): v for enum in allows.values() for v in enum}.values())
         branches: list[dict[str, Any]] = []
         for v in values:
-            banned = [
-                name for name, enum in allows.items() if not any(v == w and type(v) is type(w) for w in enum)
-            ]
+            banned = [name for name, enum in allows.items() if value_key(v) not in map(value_key, enum)]
             branches.append(
                 {
                     "allOf": [

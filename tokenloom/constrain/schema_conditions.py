@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tokenloom.constrain.json_equality import value_key
+from tokenloom.constrain.schema_merge import json_type
+
 # Where a value of D falls: ("value", constant), ("other",) for a value that is none of the constants,
 # ("absent",) when the object does not hold D.
 Case = tuple[Any, ...]
@@ -22,15 +25,7 @@ _NOTES = ("$comment", "description", "title", "examples", "default")
 
 
 def _same(a: Any, b: Any) -> bool:
-    return bool(a == b) and type(a) is type(b)
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    return {float: "number", str: "string"}.get(type(value), "null")
+    return value_key(a) == value_key(b)
 
 
 def _types_of(declared: Any) -> set[str]:
@@ -78,7 +73,7 @@ class _Reader:
         if not all(isinstance(v, (str, int, float, bool)) or v is None for v in values):
             return None
         declared = schema.get("type")
-        if declared is not None and not all(_json_type(v) in _types_of(declared) for v in values):
+        if declared is not None and not all(json_type(v) in _types_of(declared) for v in values):
             return None  # a value its own `type` refuses: left to the general way
         for v in values:
             if not any(_same(v, c) for c in self.constants):
@@ -139,15 +134,16 @@ def value_chain(
     the caller makes sure the value is one (a `properties`/`required` test holds for any other value).
     None when some condition asks about anything else."""
     reader = _Reader(inline)
-    tests = [reader.test(d["if"]) for d in conditionals]
-    if reader.target is None or any(t is None for t in tests):
+    read = [reader.test(d["if"]) for d in conditionals]
+    tests = [t for t in read if t is not None]
+    if reader.target is None or len(tests) < len(read):
         return None
     target, constants = reader.target, reader.constants
 
     def branch(case: Case) -> dict[str, Any]:
         return {
             "allOf": [
-                d.get("then", True) if test(case) else d.get("else", True)  # type: ignore[misc]
+                d.get("then", True) if test(case) else d.get("else", True)
                 for d, test in zip(conditionals, tests, strict=True)
             ]
         }
