@@ -29,9 +29,10 @@ from tokenloom.errors import GrammarError
 
 MAX_NODES = 20_000
 MAX_ENUM = 10_000
-# how deep the schema document may nest, and how many $ref/allOf hops one dict may inline (a longer
-# chain is a cycle or hostile)
-MAX_DEPTH = 64
+MAX_DEPTH = 64  # $ref/allOf hops one dict may inline (a longer chain is a cycle or hostile)
+# How deep the schema document may nest: 64 schemas, each one level for itself and one for the keyword
+# holding the next (`properties` -> name -> schema), as the walk's depth limit allowed before DEFER_DEPTH
+MAX_DOCUMENT_DEPTH = 2 * MAX_DEPTH
 # Nodes this far down the walk are filled later, from a work list: the walk goes through $refs into
 # every definition it has not built yet, so its depth is the length of a chain of first visits, not
 # how deep an instance nests (web-types' 30 KB of definitions chained 200-400 deep).
@@ -108,8 +109,10 @@ class SchemaCompiler(ObjectKeywords):
         self.any_order = root.get(ANY_ORDER, False) if isinstance(root, dict) else False
 
     def compile(self) -> Schema:
-        if _nests_deeper(self.root, MAX_DEPTH):
-            raise GrammarError(f"schema nested deeper than {MAX_DEPTH} levels", param=self.param)
+        if _nests_deeper(self.root, MAX_DOCUMENT_DEPTH):
+            raise GrammarError(
+                f"schema document nested deeper than {MAX_DOCUMENT_DEPTH} levels", param=self.param
+            )
         root = self.node(self.root, self.param, 0)
         while self.deferred:
             node, schema, param = self.deferred.pop()
