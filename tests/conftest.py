@@ -5,9 +5,23 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+import pytest
+
+from tokenloom.constrain.compiled import stale
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 TEMPLATES = SHARED / "templates"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to test an old build: a compiled module older than its source would run the old code."""
+    old = stale()
+    if old:
+        raise pytest.UsageError(
+            f"compiled modules older than their source: {', '.join(old)}; "
+            "build them again with `pip install -e . --no-deps`"
+        )
 
 
 def pytest_sessionfinish(session: object, exitstatus: int) -> None:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from tokenloom.constrain import compiled  # noqa: F401  # first: TOKENLOOM_PURE_PYTHON must see every import
 from tokenloom.constrain.api import check_spec, compile
 from tokenloom.constrain.constraint import Constraint
 from tokenloom.constrain.trie import Vocab

@@ -13,8 +13,9 @@ types into plain branches, and `disjoint` proves many `oneOf`s plain unions. Kno
 from __future__ import annotations
 
 from tokenloom.constrain.charset import EMPTY, CharSet
+from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import ValueFrame
-from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, frame_class, stack_run
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, stack_run
 from tokenloom.constrain.schema_ir import Combo
 
 Subs = tuple[ParserState | None, ...]

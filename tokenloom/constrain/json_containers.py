@@ -6,9 +6,11 @@ String contents are free runs for the trie walk. Knows nothing of vocabularies.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
+from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import (
     ESC_CHARS,
     ESCAPES,
@@ -20,7 +22,7 @@ from tokenloom.constrain.json_frames import (
     escape_chars,
     hex_digits,
 )
-from tokenloom.constrain.parser import Frame, FreeRun, frame_class
+from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Schema
@@ -140,7 +142,8 @@ class StrFrame:
                 return None
         assert klass is not None  # internal: a pattern without a run returned above
         if unbounded and limit is None:
-            if self.regex is not None and _memo_of(self.regex, "wider", lambda: self._delegates_wider(klass)):
+            wider = partial(self._delegates_wider, klass)  # (no closure: mypyc compiles this module)
+            if self.regex is not None and _memo_of(self.regex, "wider", wider):
                 return None  # e.g. only "|" loops at the start of a regex text: delegation does better
             return FreeRun(klass, None)
         remaining = (mx - self.count) if mx is not None else 1 << 30

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
+from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.number import number_chars, number_complete
-from tokenloom.constrain.parser import Frame, frame_class
+from tokenloom.constrain.parser import Frame
 from tokenloom.constrain.schema_ir import Schema
 
 MAX_WS = 12

@@ -14,6 +14,7 @@ from enum import IntEnum
 from functools import lru_cache
 
 from tokenloom.constrain.charset import ANY, EMPTY, JSON_STRING_FREE, CharSet
+from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import (
     BACKSLASH,
     ESCAPES,
@@ -24,7 +25,7 @@ from tokenloom.constrain.json_frames import (
     escape_chars,
     hex_digits,
 )
-from tokenloom.constrain.parser import Frame, FreeRun, frame_class
+from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Schema
@@ -305,7 +306,7 @@ class ObjFrame:
             hint = d.default()
             if hint is not None:
                 options.append((klass & hint[0], hint[1]))
-            klass, kept = max(options, key=lambda o: _size(o[0]))
+            klass, kept = max(options, key=_option_size)
             pats.append(kept)
         if s.additional is None and all(d is None for d in pats):
             return None
@@ -492,3 +493,8 @@ def _name_starts(schema: Schema, key: str) -> CharSet:
 
 def _size(klass: CharSet) -> int:
     return sum(hi - lo + 1 for lo, hi in klass.ranges)
+
+
+def _option_size(option: tuple[CharSet, DState | None]) -> int:
+    """A delegation option's class size (a function of its own: mypyc takes no lambda in a frame method)."""
+    return _size(option[0])

@@ -30,10 +30,11 @@ from functools import lru_cache
 from typing import Any
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
+from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.json_frames import Replacements, ValueFrame, ws_cap
 from tokenloom.constrain.json_partial import may_become
-from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, Stack, frame_class
+from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, Stack
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.json_brackets import BracketState, scan_brackets

@@ -12,6 +12,7 @@ import functools
 import math
 import re
 from fractions import Fraction
+from typing import ClassVar
 
 from tokenloom.constrain.charset import EMPTY, CharSet
 from tokenloom.constrain.schema_ir import Schema
@@ -27,7 +28,7 @@ class DigitLimits:
     more: a weak model otherwise loops inside a number (`1000000...`) until max_tokens. Set once at start
     (`tokenloom serve --number-digits`); masks cache what they computed under it."""
 
-    digits = 20
+    digits: ClassVar[int] = 20
 
 
 def set_number_digits(digits: int) -> None:

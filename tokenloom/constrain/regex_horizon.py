@@ -42,7 +42,9 @@ class _Signatures:
     """One pattern's memo: signatures by (state, depth), their shapes interned as small ints, the
     live successor groups of each state, and the representative of each (depth, signature)."""
 
-    __slots__ = ("asked", "give_ups", "groups", "lock", "memo", "rep_of", "reps", "shapes", "unshared")
+    __slots__ = (
+        "asked", "explored", "give_ups", "groups", "lock", "memo", "rep_of", "reps", "shapes", "unshared",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.memo: dict[tuple[DState, int], int] = {}
@@ -54,6 +56,7 @@ class _Signatures:
         self.give_ups = 0  # explorations given up since the last one that finished
         self.unshared = 0  # signatures made since the last state that found another representative
         self.asked = 0  # new states asked about while `give_ups` says to stop trying
+        self.explored = 0  # explorations started (how often the limits above let one run)
 
     def should_explore(self) -> bool:
         """Whether to look for a new state's representative (not while explorations keep failing or
@@ -119,6 +122,7 @@ def horizon_rep(d: DState, horizon: int) -> DState:
     with sigs.lock:
         rep = d
         if len(sigs.memo) < MAX_SIGNATURES and sigs.should_explore():
+            sigs.explored += 1
             budget = [MAX_NEW_SIGNATURES, MAX_NEW_STEPS]
             try:
                 sig = sigs.signature(d, horizon, budget)

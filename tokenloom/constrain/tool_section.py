@@ -11,10 +11,11 @@ from dataclasses import field
 
 from tokenloom import grammar as g
 from tokenloom.constrain.charset import ANY, EMPTY, WHITESPACE, CharSet
+from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import Replacements
 from tokenloom.constrain.json_schema import SchemaCompiler
 from tokenloom.constrain.json_values import start_value
-from tokenloom.constrain.parser import Frame, FreeRun, frame_class
+from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.errors import GrammarError
 

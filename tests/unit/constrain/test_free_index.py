@@ -105,6 +105,7 @@ def test_group_tails_are_kept_up_to_a_bound(vocab: Vocab, monkeypatch: pytest.Mo
     monkeypatch.setattr(mask, "_GROUP_ROWS", size_a - 1)
     assert _group_tails(index, trie, a) is None
     monkeypatch.setattr(mask, "_GROUP_ROWS", size_a + size_e - 1)
-    kept = _group_tails(index, trie, a)
-    assert kept is not None and _group_tails(index, trie, a) is kept
+    kept, again = _group_tails(index, trie, a), _group_tails(index, trie, a)
+    assert kept is not None and again is not None
+    assert again[0] is kept[0] and again[1] is kept[1]  # kept: the same tails trie and numbers
     assert _group_tails(index, trie, e) is None  # the two together are over the bound

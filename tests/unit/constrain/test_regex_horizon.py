@@ -30,18 +30,9 @@ def _verdict(d: DState, text: str) -> tuple[bool, bool]:
     return cur is not None, cur is not None and cur.accepting
 
 
-def _explorations(monkeypatch: pytest.MonkeyPatch) -> list[DState]:
-    """The states explored from here on (each exploration asks a signature at depth 20 once)."""
-    explored: list[DState] = []
-    real = horizon._Signatures.signature
-
-    def counting(self: object, d: DState, depth: int, budget: list[int]) -> int:
-        if depth == 20:
-            explored.append(d)
-        return real(self, d, depth, budget)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(horizon._Signatures, "signature", counting)
-    return explored
+def _explorations(regex: Regex) -> int:
+    """How many new states of `regex` had their representative looked for."""
+    return horizon._signatures(regex).explored
 
 
 def test_counts_far_from_the_bound_share_one_representative() -> None:
@@ -100,11 +91,11 @@ def test_a_pattern_whose_explorations_keep_failing_stops_paying_for_them(
     # a step budget this small gives up on every state: after three give-ups in a row, only every
     # RETRY_EVERY-th new state is explored again, and each still stands for itself
     monkeypatch.setattr(horizon, "MAX_NEW_STEPS", 2)
-    explored = _explorations(monkeypatch)
-    states = _states(Regex("[0-9a-z]{60}"), "1" * 40)
+    regex = Regex("[0-9a-z]{60}")
+    states = _states(regex, "1" * 40)
     assert all(horizon_rep(d, 20) is d for d in states)
     asked_after = len(states) - horizon.GIVE_UPS_IN_A_ROW
-    assert len(explored) == horizon.GIVE_UPS_IN_A_ROW + asked_after // horizon.RETRY_EVERY
+    assert _explorations(regex) == horizon.GIVE_UPS_IN_A_ROW + asked_after // horizon.RETRY_EVERY
 
 
 def test_a_wide_pattern_gives_up_within_its_step_budget() -> None:
@@ -124,12 +115,12 @@ def test_a_pattern_whose_states_are_all_unalike_stops_exploring(monkeypatch: pyt
     # state its own representative and adds horizon + 1 signatures; past MAX_UNSHARED_SIGNATURES of
     # them in a row, only every RETRY_EVERY-th new state is explored
     monkeypatch.setattr(horizon, "MAX_UNSHARED_SIGNATURES", 100)
-    explored = _explorations(monkeypatch)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    states = _states(Regex(letters), letters)
+    regex = Regex(letters)
+    states = _states(regex, letters)
     assert all(horizon_rep(d, 20) is d for d in states)
     first = -(-100 // 21)  # explorations until the unshared signatures reach the limit
-    assert len(explored) == first + (len(states) - first) // horizon.RETRY_EVERY
+    assert _explorations(regex) == first + (len(states) - first) // horizon.RETRY_EVERY
 
 
 def test_a_shared_representative_keeps_the_exploration_going(monkeypatch: pytest.MonkeyPatch) -> None:
