@@ -2,7 +2,9 @@
 
 A compiled function cannot carry `dataclass_transform`'s marker, and a class under a decorator mypyc does
 not know stays an ordinary Python class: the parser frames (built by `frame_class`) and the grammars,
-which are held by weak reference (`weakly_held`; a compiled class takes no weak references).
+which are held by weak reference (`weakly_held`; a compiled class takes no weak references). The frames'
+hashes, called at every new parser state, are thus bytecode: where the mask worker lets the scheduler
+thread have the interpreter and where its timeout can stop it (engine/masking.py).
 """
 
 from __future__ import annotations
