@@ -4,7 +4,8 @@ A compiled function cannot carry `dataclass_transform`'s marker, and a class und
 not know stays an ordinary Python class: the parser frames (built by `frame_class`) and the grammars,
 which are held by weak reference (`weakly_held`; a compiled class takes no weak references). The frames'
 hashes, called at every new parser state, are thus bytecode: where the mask worker lets the scheduler
-thread have the interpreter and where its timeout can stop it (engine/masking.py).
+thread have the interpreter and where its timeout can stop it (engine/masking.py); `let_others_run` is
+such a point for compiled loops that make no new state (a regex walked over the whole trie).
 """
 
 from __future__ import annotations
@@ -54,3 +55,8 @@ def frame_class(cls: type[_F]) -> type[_F]:
 def weakly_held(cls: type[_F]) -> type[_F]:
     """Marks a class that is held by weak reference: compiled, it stays an ordinary Python class."""
     return cls
+
+
+def let_others_run() -> None:
+    """Nothing, run as bytecode: compiled loops call it now and then, since only at bytecode does a thread
+    waiting for the interpreter get it and an asynchronous exception (the mask timeout) land."""

@@ -11,12 +11,13 @@ trades some plainness for speed (numpy over token ranges, memo of token tails).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from tokenloom.constrain.charset import ANY, WHITESPACE, CharSet, utf8_len, utf8_prefix_range
+from tokenloom.constrain.interpreted import let_others_run
 from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.parser import ParserState, Stack, feed_text
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
@@ -33,6 +34,11 @@ _SMALL = 64  # subtrees up to this many tokens are checked without numpy
 # pattern's DFA run over the whole vocabulary (pattern_mask.py): cheap patterns keep their fast paths.
 WALK_BUDGET = 2_000
 _TINY = 6  # subtrees up to this many tokens are checked token by token, without walking them
+# Steps of a walk (nodes visited, tokens fed) between two calls of plain Python: compiled, the walk runs no
+# bytecode of its own, and only at bytecode does the mask worker let the scheduler thread have the
+# interpreter and take its timeout (engine/masking.py). A regex walked over the whole trie held it 0.5 s.
+YIELD_EVERY = 1_024
+_SINCE_YIELD: Final[list[int]] = [0]  # steps of all walks together since then (most walks are short)
 
 
 def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[ParserState | None, bytes]:
@@ -84,6 +90,11 @@ class _Walk:
         self.budget = budget
 
     def spend(self, n: int) -> None:
+        since = _SINCE_YIELD
+        since[0] += n
+        if since[0] >= YIELD_EVERY:
+            since[0] = 0
+            let_others_run()
         budget = self.budget
         if budget is not None:
             budget[0] -= n
@@ -392,7 +403,9 @@ class _Walk:
         keys = trie.keys
         good: list[int] = []
         self.spend(len(rows))
-        for row in rows.tolist():
+        for i, row in enumerate(rows.tolist()):
+            if not i % YIELD_EVERY:
+                let_others_run()
             key = keys[row]
             fb = int(idx.first_bad[row])
             if remaining is None and fb >= d:
@@ -437,7 +450,9 @@ class _Walk:
         reached: dict[bytes, ParserState | None] = {}
         good: list[int] = []
         self.spend(len(rows))
-        for row in rows.tolist():
+        for i, row in enumerate(rows.tolist()):
+            if not i % YIELD_EVERY:
+                let_others_run()
             key = keys[row]
             first_bad = int(idx.first_bad[row])
             if tails is not None and first_bad >= d:
@@ -704,7 +719,12 @@ def _pattern_parts(
         rows = verdict.quote_rows[ok]
         full[trie.ids[rows[after[verdict.quote_tail[ok]]]]] = True
     keys = trie.keys
-    good = [row for row in verdict.feed_rows if feed_bytes(st, b"", keys[row])[0] is not None]
+    good: list[int] = []
+    for i, row in enumerate(verdict.feed_rows):
+        if not i % YIELD_EVERY:
+            let_others_run()
+        if feed_bytes(st, b"", keys[row])[0] is not None:
+            good.append(row)
     full[trie.ids[good]] = True
     empty = np.zeros(0, dtype=np.int32)
     return None, np.packbits(full), empty, empty

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from tokenloom.constrain.charset import ANY, EMPTY, CharSet
+from tokenloom.constrain.interpreted import let_others_run
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex_syntax import WORD, Ast, RegexParser
 from tokenloom.errors import GrammarError
@@ -190,7 +191,10 @@ class DState:
         return res
 
     def raw_step(self, k: int) -> DState | None:
-        """`step_class_index` before `Regex.canonical` (not memoised)."""
+        """`step_class_index` before `Regex.canonical` (not memoised). Each new step of the automaton
+        passes through plain Python once (`let_others_run`): a big automaton built while masking must
+        not hold the interpreter from the scheduler thread (engine/masking.py)."""
+        let_others_run()
         regex = self.regex
         known = regex._moves
         targets: set[int] = set()
