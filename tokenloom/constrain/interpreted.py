@@ -1,4 +1,4 @@
-"""Class decorators that stay interpreted Python when the mask engine is compiled with mypyc (setup.py).
+"""What stays interpreted Python when the mask engine is compiled with mypyc (setup.py).
 
 A compiled function cannot carry `dataclass_transform`'s marker, and a class under a decorator mypyc does
 not know stays an ordinary Python class: the parser frames (built by `frame_class`) and the grammars,
