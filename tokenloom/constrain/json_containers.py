@@ -142,8 +142,10 @@ class StrFrame:
                 return None
         assert klass is not None  # internal: a pattern without a run returned above
         if unbounded and limit is None:
-            wider = partial(self._delegates_wider, klass)  # (no closure: mypyc compiles this module)
-            if self.regex is not None and _memo_of(self.regex, "wider", wider):
+            # (a partial, not a closure: mypyc compiles this module)
+            if self.regex is not None and _memo_of(
+                self.regex, "wider", partial(self._delegates_wider, klass)
+            ):
                 return None  # e.g. only "|" loops at the start of a regex text: delegation does better
             return FreeRun(klass, None)
         remaining = (mx - self.count) if mx is not None else 1 << 30

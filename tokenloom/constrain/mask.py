@@ -41,6 +41,16 @@ YIELD_EVERY = 1_024
 _SINCE_YIELD: Final[list[int]] = [0]  # steps of all walks together since then (most walks are short)
 
 
+def _tick(steps: int) -> None:
+    """Counts walk steps (a loop over token rows counts again what its walk spent on it, so it passes
+    through plain Python at least as often); past YIELD_EVERY, one call of plain Python."""
+    since = _SINCE_YIELD
+    since[0] += steps
+    if since[0] >= YIELD_EVERY:
+        since[0] = 0
+        let_others_run()
+
+
 def feed_bytes(st: ParserState | None, pending: bytes, data: bytes) -> tuple[ParserState | None, bytes]:
     """Advance by raw bytes (UTF-8 decoded on the way); (None, ...) once rejected."""
     if not pending and data.isascii():
@@ -90,11 +100,7 @@ class _Walk:
         self.budget = budget
 
     def spend(self, n: int) -> None:
-        since = _SINCE_YIELD
-        since[0] += n
-        if since[0] >= YIELD_EVERY:
-            since[0] = 0
-            let_others_run()
+        _tick(n)
         budget = self.budget
         if budget is not None:
             budget[0] -= n
@@ -403,9 +409,8 @@ class _Walk:
         keys = trie.keys
         good: list[int] = []
         self.spend(len(rows))
-        for i, row in enumerate(rows.tolist()):
-            if not i % YIELD_EVERY:
-                let_others_run()
+        for row in rows.tolist():
+            _tick(1)
             key = keys[row]
             fb = int(idx.first_bad[row])
             if remaining is None and fb >= d:
@@ -450,9 +455,8 @@ class _Walk:
         reached: dict[bytes, ParserState | None] = {}
         good: list[int] = []
         self.spend(len(rows))
-        for i, row in enumerate(rows.tolist()):
-            if not i % YIELD_EVERY:
-                let_others_run()
+        for row in rows.tolist():
+            _tick(1)
             key = keys[row]
             first_bad = int(idx.first_bad[row])
             if tails is not None and first_bad >= d:
@@ -720,9 +724,8 @@ def _pattern_parts(
         full[trie.ids[rows[after[verdict.quote_tail[ok]]]]] = True
     keys = trie.keys
     good: list[int] = []
-    for i, row in enumerate(verdict.feed_rows):
-        if not i % YIELD_EVERY:
-            let_others_run()
+    for row in verdict.feed_rows:
+        _tick(1)
         if feed_bytes(st, b"", keys[row])[0] is not None:
             good.append(row)
     full[trie.ids[good]] = True
