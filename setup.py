@@ -2,10 +2,10 @@
 build time) the install goes on and the same code runs interpreted, with the same results.
 
 - tokenloom/constrain/_native.c: the numpy-level passes of the mask, written in C.
-- COMPILED: the modules of the mask engine (parser states and JSON frames, the trie walk, the regex
-  automaton, char sets, the trie), compiled as they are by mypyc. Their Python source stays the one
-  reference (tests/unit/constrain/test_compiled.py holds the two to the same masks); the frames and the
-  grammars stay ordinary classes (see tokenloom/constrain/interpreted.py).
+- COMPILED: the modules of the mask engine (parser states and JSON and tool-call frames, the trie walk,
+  the regex automaton, char sets, the trie), compiled as they are by mypyc. Their Python source stays the
+  one reference (tests/unit/constrain/test_compiled.py holds the two to the same masks); what stays
+  interpreted is in tokenloom/constrain/interpreted.py.
 """
 
 from setuptools import Extension, setup
@@ -15,7 +15,7 @@ COMPILED = [
     for name in (
         "charset", "trie", "parser", "mask", "regex", "regex_horizon", "pattern_mask", "unique_mask",
         "schema_ir", "number", "json_frames", "json_containers", "json_objects", "json_unique",
-        "json_partial", "json_checks", "json_values",
+        "json_partial", "json_checks", "json_values", "tool_section",
     )
 ]  # fmt: skip
 

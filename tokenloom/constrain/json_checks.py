@@ -13,7 +13,6 @@ types into plain branches, and `disjoint` proves many `oneOf`s plain unions. Kno
 from __future__ import annotations
 
 from tokenloom.constrain.charset import EMPTY, CharSet
-from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import ValueFrame
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, stack_run
 from tokenloom.constrain.schema_ir import Combo
@@ -61,12 +60,21 @@ def _settle(combo: Combo, subs: Subs) -> Replacements:
     return [(ComboFrame(combo, subs),)]
 
 
-@frame_class
-class ComboFrame:
+class ComboFrame(Frame):
     """An undecided combination: the sub-parser states of its parts (None: that part rejected)."""
+
+    __slots__ = ("combo", "subs")
 
     combo: Combo
     subs: Subs
+
+    def __init__(self, combo: Combo, subs: Subs) -> None:
+        self._hash = 0
+        self.combo = combo
+        self.subs = subs
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.combo, self.subs)
 
     def _driving(self) -> Subs:
         """The parts whose characters the value may take (a `not` part only vetoes)."""
@@ -128,7 +136,7 @@ class ComboFrame:
             for stack, run in zip(s.stacks, _stack_runs(s), strict=True):
                 top = stack[-1] if stack else None
                 if top is not None and run is not None and run.remaining is not None:
-                    stacks.append((*stack[:-1], top.skip(n)))  # type: ignore[attr-defined]
+                    stacks.append((*stack[:-1], top.skip(n)))
                 else:
                     stacks.append(stack)
             subs.append(s.grammar.state(tuple(dict.fromkeys(stacks))))

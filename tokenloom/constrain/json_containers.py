@@ -10,7 +10,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from tokenloom.constrain.charset import EMPTY, JSON_STRING_FREE, CharSet
-from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import (
     ESC_CHARS,
     ESCAPES,
@@ -44,18 +43,30 @@ def _memo_of(d: DState, what: str, make: Callable[[], _T]) -> _T:
     return got
 
 
-@frame_class
-class StrFrame:
+class StrFrame(Frame):
     """Inside a string value: `count` chars read (capped), `esc` escape progress, `regex` pattern state.
 
     esc: 0 plain, 1 after a backslash, 2..5 inside \\uXXXX with `code` accumulated.
     """
 
+    __slots__ = ("code", "count", "esc", "regex", "schema")
+
     schema: Schema
     count: int
     regex: DState | None
-    esc: int = 0
-    code: int = 0
+    esc: int
+    code: int
+
+    def __init__(self, schema: Schema, count: int, regex: DState | None, esc: int = 0, code: int = 0) -> None:
+        self._hash = 0
+        self.schema = schema
+        self.count = count
+        self.regex = regex
+        self.esc = esc
+        self.code = code
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.schema, self.count, self.regex, self.esc, self.code)
 
     def _content_ok(self) -> bool:
         mx = self.schema.max_len
@@ -264,8 +275,7 @@ class StrFrame:
         return hint[0] & JSON_STRING_FREE, StrFrame(self.schema, self.count, hint[1])
 
 
-@frame_class
-class ArrFrame:
+class ArrFrame(Frame):
     """An array with `count` items read, `found` of them counted toward `contains` (up to minContains,
     or exactly up to maxContains); `open` until the first item or "]".
 
@@ -273,11 +283,31 @@ class ArrFrame:
     also matches `contains` (counted). The array may close once enough are, so it holds exactly the
     arrays with that many items matching."""
 
+    __slots__ = ("after_value", "count", "depth", "found", "schema")
+
     schema: Schema
     count: int
-    after_value: bool = False
-    depth: int = 1
-    found: int = 0
+    after_value: bool
+    depth: int
+    found: int
+
+    def __init__(
+        self,
+        schema: Schema,
+        count: int,
+        after_value: bool = False,
+        depth: int = 1,
+        found: int = 0,
+    ) -> None:
+        self._hash = 0
+        self.schema = schema
+        self.count = count
+        self.after_value = after_value
+        self.depth = depth
+        self.found = found
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.schema, self.count, self.after_value, self.depth, self.found)
 
     def _item(self) -> Schema | None:
         s = self.schema

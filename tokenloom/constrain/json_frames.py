@@ -12,7 +12,6 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
-from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.number import number_chars, number_complete
 from tokenloom.constrain.parser import Frame
 from tokenloom.constrain.schema_ir import Schema
@@ -53,13 +52,22 @@ def ws_cap(depth: int) -> int:
     return MAX_WS + 4 * depth
 
 
-@frame_class
-class WsFrame:
+class WsFrame(Frame):
     """Optional whitespace: at most MAX_WS characters in a row, plus room for the indentation of
     pretty JSON `depth` containers deep (4 per level)."""
 
-    count: int = 0
-    depth: int = 0
+    __slots__ = ("count", "depth")
+
+    count: int
+    depth: int
+
+    def __init__(self, count: int = 0, depth: int = 0) -> None:
+        self._hash = 0
+        self.count = count
+        self.depth = depth
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.count, self.depth)
 
     def chars(self) -> CharSet:
         return WHITESPACE if self.count < ws_cap(self.depth) else EMPTY
@@ -78,12 +86,21 @@ class WsFrame:
         return max(0, ws_cap(self.depth) - self.count), None
 
 
-@frame_class
-class ValueFrame:
+class ValueFrame(Frame):
     """Before the first character of a value of `schema`."""
 
+    __slots__ = ("depth", "schema")
+
     schema: Schema
-    depth: int = 0
+    depth: int
+
+    def __init__(self, schema: Schema, depth: int = 0) -> None:
+        self._hash = 0
+        self.schema = schema
+        self.depth = depth
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.schema, self.depth)
 
     def chars(self) -> CharSet:
         return self.schema.first_chars()
@@ -105,12 +122,21 @@ def install_value_dispatch(dispatch: ValueDispatch) -> None:
     _dispatch[:] = [dispatch]
 
 
-@frame_class
-class EnumFrame:
+class EnumFrame(Frame):
     """Inside one of several fixed texts (enum, const, true/false/null), `pos` characters read."""
+
+    __slots__ = ("pos", "texts")
 
     texts: tuple[str, ...]
     pos: int
+
+    def __init__(self, texts: tuple[str, ...], pos: int) -> None:
+        self._hash = 0
+        self.texts = texts
+        self.pos = pos
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.texts, self.pos)
 
     def chars(self) -> CharSet:
         return CharSet.of("".join(t[self.pos] for t in self.texts if len(t) > self.pos))
@@ -144,12 +170,21 @@ class EnumFrame:
         return texts[0][pos:end], [(EnumFrame(texts, end),)]
 
 
-@frame_class
-class NumFrame:
+class NumFrame(Frame):
     """Inside a number; `text` so far decides what may follow (bounds checked on prefixes)."""
+
+    __slots__ = ("schema", "text")
 
     schema: Schema
     text: str
+
+    def __init__(self, schema: Schema, text: str) -> None:
+        self._hash = 0
+        self.schema = schema
+        self.text = text
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.schema, self.text)
 
     def chars(self) -> CharSet:
         return number_chars(self.text, self.schema)

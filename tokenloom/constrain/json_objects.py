@@ -14,7 +14,6 @@ from enum import IntEnum
 from functools import lru_cache
 
 from tokenloom.constrain.charset import ANY, EMPTY, JSON_STRING_FREE, CharSet
-from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import (
     BACKSLASH,
     ESCAPES,
@@ -39,8 +38,7 @@ class Phase(IntEnum):
     AFTER_COMMA = 5  # after ","
 
 
-@frame_class
-class ObjFrame:
+class ObjFrame(Frame):
     """An object: `pos` is the next schema property allowed (order follows the schema), or the bits of
     the properties seen (any order), `num` keys read.
 
@@ -49,16 +47,57 @@ class ObjFrame:
     In the COLON phase `value` is the schema of the coming value.
     """
 
+    __slots__ = ("code", "depth", "esc", "key", "num", "pats", "phase", "pos", "schema", "value")
+
     schema: Schema
     phase: Phase
-    pos: int = 0
-    num: int = 0
-    key: str | None = ""
-    value: Schema | None = None
-    depth: int = 1
-    esc: int = 0  # escape progress inside a property name, as in StrFrame
-    pats: tuple[DState | None, ...] = ()
-    code: int = 0
+    pos: int
+    num: int
+    key: str | None
+    value: Schema | None
+    depth: int
+    esc: int  # escape progress inside a property name, as in StrFrame
+    pats: tuple[DState | None, ...]
+    code: int
+
+    def __init__(
+        self,
+        schema: Schema,
+        phase: Phase,
+        pos: int = 0,
+        num: int = 0,
+        key: str | None = "",
+        value: Schema | None = None,
+        depth: int = 1,
+        esc: int = 0,
+        pats: tuple[DState | None, ...] = (),
+        code: int = 0,
+    ) -> None:
+        self._hash = 0
+        self.schema = schema
+        self.phase = phase
+        self.pos = pos
+        self.num = num
+        self.key = key
+        self.value = value
+        self.depth = depth
+        self.esc = esc
+        self.pats = pats
+        self.code = code
+
+    def identity(self) -> tuple[object, ...]:
+        return (
+            self.schema,
+            self.phase,
+            self.pos,
+            self.num,
+            self.key,
+            self.value,
+            self.depth,
+            self.esc,
+            self.pats,
+            self.code,
+        )
 
     def _candidates(self) -> tuple[tuple[int, str], ...]:
         return _candidates(self.schema, self.pos)
@@ -413,10 +452,9 @@ class _Names:
 
     def get(self, prefix: str) -> _Prefix | None:
         """The names that start with `prefix`, or None when none does."""
-        try:
-            return self._entries[prefix]
-        except KeyError:
-            pass
+        known = self._entries.get(prefix)
+        if known is not None or prefix in self._entries:
+            return known
         names = 0
         nexts: dict[str, int] = {}
         whole: list[int] = []

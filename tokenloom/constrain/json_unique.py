@@ -30,7 +30,6 @@ from functools import lru_cache
 from typing import Any
 
 from tokenloom.constrain.charset import EMPTY, WHITESPACE, CharSet
-from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.json_frames import Replacements, ValueFrame, ws_cap
 from tokenloom.constrain.json_partial import may_become
@@ -65,18 +64,41 @@ def _start(item: Schema, depth: int) -> ParserState:
     return st
 
 
-@frame_class
-class UniqFrame:
+class UniqFrame(Frame):
     """An array of distinct items: `seen` canonical item texts, `text` of the current item (None: not
     known, only in the look-ahead states `skip` makes), `ws` consecutive whitespace characters."""
+
+    __slots__ = ("depth", "schema", "seen", "slot", "sub", "text", "ws")
 
     schema: Schema
     slot: Slot
     depth: int
-    seen: frozenset[str] = frozenset()
-    sub: ParserState | None = None
-    text: str | None = ""
-    ws: int = 0
+    seen: frozenset[str]
+    sub: ParserState | None
+    text: str | None
+    ws: int
+
+    def __init__(
+        self,
+        schema: Schema,
+        slot: Slot,
+        depth: int,
+        seen: frozenset[str] = frozenset(),
+        sub: ParserState | None = None,
+        text: str | None = "",
+        ws: int = 0,
+    ) -> None:
+        self._hash = 0
+        self.schema = schema
+        self.slot = slot
+        self.depth = depth
+        self.seen = seen
+        self.sub = sub
+        self.text = text
+        self.ws = ws
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.schema, self.slot, self.depth, self.seen, self.sub, self.text, self.ws)
 
     def _item(self) -> Schema | None:
         s, n = self.schema, len(self.seen)
@@ -212,13 +234,16 @@ class UniqFrame:
         sub = self.sub
         if self.slot is not Slot.ITEM or sub is None or self.text != FRESH:
             return None
-        hint = getattr(sub.common_top(), "pattern", None)
-        return hint() if hint is not None else None
+        top = sub.common_top()
+        return top.pattern() if top is not None else None
 
     def popped(self) -> UniqFrame:
         """This twin once the item's pattern string closes (the string frame popped from the item)."""
         assert self.sub is not None  # internal: popped follows pattern
         return UniqFrame(self.schema, Slot.ITEM, self.depth, self.seen, self.sub.closed(), FRESH)
+
+    def splits(self) -> bool:
+        return True
 
     def split(self) -> tuple[UniqFrame, ...]:
         """One frame per alternative of the item's parser (ParserState.alternatives): the array takes

@@ -529,8 +529,7 @@ def _forced_literal(st: ParserState) -> tuple[bytes, ParserState] | None:
     if len(st.stacks) != 1 or not st.stacks[0]:
         return None
     stack = st.stacks[0]
-    hint = getattr(stack[-1], "forced_text", None)
-    got = hint() if hint is not None else None
+    got = stack[-1].forced_text()
     if got is None or len(got[1]) != 1:
         return None
     text, (frames,) = got
@@ -548,11 +547,7 @@ def _forced_byte(st: ParserState) -> int | None:
 def _takes_any_run(st: ParserState) -> bool:
     """Whether some stack's top frame says any run of its free chars keeps it alive (a property name
     where additional properties are allowed): then `st` refuses no string of its delegate's run."""
-    for stack in st.stacks:
-        says = getattr(stack[-1], "takes_any_name", None) if stack else None
-        if says is not None and says():
-            return True
-    return False
+    return any(stack and stack[-1].takes_any_name() for stack in st.stacks)
 
 
 _MAX_DERIVED = 64  # root tail selections one FreeIndex keeps (one per set of known names set aside)
@@ -694,8 +689,8 @@ def _byte_table(klass: CharSet) -> tuple[BoolArray, frozenset[int]]:
 
 def _pattern_top(st: ParserState) -> tuple[DState, int, int, int | None] | None:
     """The pattern string every stack of `st` is reading (one same top frame), if any."""
-    hint = getattr(st.common_top(), "pattern", None)
-    return hint() if hint is not None else None
+    top = st.common_top()
+    return top.pattern() if top is not None else None
 
 
 def _pattern_parts(
@@ -736,9 +731,8 @@ def _pattern_parts(
 _MAX_SPLIT = 8  # alternatives (anyOf of patterns, say) masked one by one, then joined
 
 
-def _reads_pattern(stack: tuple[object, ...]) -> bool:
-    hint = getattr(stack[-1], "pattern", None) if stack else None
-    return hint is not None and hint() is not None
+def _reads_pattern(stack: Stack) -> bool:
+    return bool(stack) and stack[-1].pattern() is not None
 
 
 def _union(trie: ByteTrie, alternatives: tuple[ParserState, ...]) -> MaskParts:
@@ -755,7 +749,7 @@ def _union(trie: ByteTrie, alternatives: tuple[ParserState, ...]) -> MaskParts:
 def _worth_splitting(st: ParserState) -> tuple[ParserState, ...] | None:
     """The alternatives of `st` when masking them one by one pays: some reads a pattern, or some is in
     a free run that the joint state is not (an anyOf of an enum and a string)."""
-    if len(st.stacks) == 1 and not hasattr(st.stacks[0][-1] if st.stacks[0] else None, "split"):
+    if len(st.stacks) == 1 and not (st.stacks[0] and st.stacks[0][-1].splits()):
         return None
     alts = st.alternatives()
     if not 1 < len(alts) <= _MAX_SPLIT:
@@ -775,8 +769,7 @@ def _padding(st: ParserState) -> tuple[int, ParserState] | None:
     rooms: set[int] = set()
     lefts: dict[Stack, None] = {}
     for stack in st.stacks:
-        hint = getattr(stack[-1], "unpadded", None) if stack else None
-        got = hint() if hint is not None else None
+        got = stack[-1].unpadded() if stack else None
         if got is None:
             return None
         room, left = got

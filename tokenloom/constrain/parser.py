@@ -12,11 +12,14 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from tokenloom.constrain.charset import EMPTY, CharSet
-from tokenloom.constrain.interpreted import weakly_held
+from tokenloom.constrain.interpreted import WeaklyHeld
 from tokenloom.errors import GrammarError
+
+if TYPE_CHECKING:
+    from tokenloom.constrain.regex import DState
 
 MAX_ALTERNATIVES = 256  # parallel stacks (ambiguous anyOf, regex-free choices) before we give up
 # States interned by all grammars together (about 3 KB each with their transitions and memos, measured on the
@@ -25,20 +28,103 @@ MAX_ALTERNATIVES = 256  # parallel stacks (ambiguous anyOf, regex-free choices) 
 MAX_INTERNED = 100_000
 
 
-class Frame(Protocol):
-    """One immutable element of a parse stack."""
+class Frame:
+    """One immutable element of a parse stack.
+
+    A subclass names its fields in `identity`, which makes equality and the hash (computed once and kept:
+    every new state is interned by its stacks, and a tuple hashes each of its frames again each time).
+    It overrides `chars`, `feed` and `can_end`, and the hooks below that concern it; the defaults say
+    "not this kind of frame". Frames are compiled classes with the engine (setup.py): a call through
+    this base is a direct one, where a protocol's was a lookup by name.
+    """
+
+    __slots__ = ("_hash",)
+
+    _hash: int
+
+    def identity(self) -> tuple[object, ...]:
+        """The fields that make this frame what it is (equality and the hash)."""
+        raise NotImplementedError
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if not h:
+            h = self._hash = hash(self.identity()) or 1
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self) or not isinstance(other, Frame):
+            return False
+        return hash(self) == hash(other) and self.identity() == other.identity()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}{self.identity()!r}"
 
     def chars(self) -> CharSet:
         """Characters this frame itself can consume next."""
-        ...
+        raise NotImplementedError
 
     def feed(self, c: str) -> list[tuple[Frame, ...]]:
         """Frames that replace this one after consuming `c` (top last); [] = rejected, [()] = done."""
-        ...
+        raise NotImplementedError
 
     def can_end(self) -> bool:
         """Whether this frame may be popped now without consuming anything more."""
-        ...
+        raise NotImplementedError
+
+    def free_run(self) -> FreeRun | None:
+        """The run of chars this frame is in, if any (JSON string contents, free text)."""
+        return None
+
+    def skip(self, n: int) -> Frame:
+        """This frame after `n` chars of its bounded free run."""
+        return self
+
+    def skips(self, most: int) -> list[Frame]:
+        """`skip(1)` .. `skip(most)` (a frame may build them step by step)."""
+        return [self.skip(n) for n in range(1, most + 1)]
+
+    def skip_chars(self, most: int) -> CharSet | None:
+        """The chars allowed after 1 .. `most` chars of the run, if the frame knows them alone."""
+        return None
+
+    def delegate(self) -> tuple[CharSet, Frame] | None:
+        """(D, F): chars that leave this frame to the one frame F in a plain run (ParserState.delegate)."""
+        return None
+
+    def for_horizon(self, horizon: int) -> Frame:
+        """A frame that takes the same strings of up to `horizon` chars (ParserState.mask_rep)."""
+        return self
+
+    def forced_text(self) -> tuple[str, list[tuple[Frame, ...]]] | None:
+        """The text this frame must read next and the frames it leads to, when there is one."""
+        return None
+
+    def takes_any_name(self) -> bool:
+        """Whether any run of string chars keeps this frame alive (a name of an open object)."""
+        return False
+
+    def pattern(self) -> tuple[DState, int, int, int | None] | None:
+        """The pattern string this frame reads, for the whole-vocabulary pattern pass."""
+        return None
+
+    def unpadded(self) -> tuple[int, Frame | None] | None:
+        """How many more whitespace chars fit, and what is left once they stop (see mask._padding)."""
+        return None
+
+    def splits(self) -> bool:
+        """Whether `split` may give more than this frame."""
+        return False
+
+    def split(self) -> tuple[Frame, ...]:
+        """One frame per alternative of an item read by a parser of its own (ParserState.alternatives)."""
+        return (self,)
+
+    def popped(self) -> Frame | None:
+        """What this frame becomes once the frame it wraps is done; None: it is popped."""
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +141,6 @@ class FreeRun:
     # chars can kill it: tokens inside the run are all allowed, the rest need the state they reach.
     stateful: bool = False
     exits: CharSet | None = None  # for a stateful run: every char that may follow it
-
-
-class FreeFrame(Frame, Protocol):
-    """A frame that may be in a free run (JSON string contents, free text)."""
-
-    def free_run(self) -> FreeRun | None: ...
-
-    def skip(self, n: int) -> Frame: ...
 
 
 Stack = tuple[Frame, ...]
@@ -99,11 +177,8 @@ class _Interned:
 _INTERNED = _Interned(MAX_INTERNED)
 
 
-@weakly_held
-class Grammar:
+class Grammar(WeaklyHeld):
     """The interning table of one compiled grammar; states from different grammars never mix."""
-
-    __slots__ = ("__weakref__", "_start", "_states", "initial")
 
     def __init__(self, start: Stack) -> None:
         self._states: dict[tuple[Stack, ...], ParserState] = {}
@@ -154,7 +229,7 @@ class ParserState:
         self._next: dict[str, ParserState | None] = {}
         self._allowed: CharSet | None = None
         self._can_end: bool | None = None
-        self._free: tuple[FreeRun, FreeFrame] | None = None
+        self._free: tuple[FreeRun, Frame] | None = None
         self._has_free = False
         self._dele: tuple[CharSet, ParserState] | None = None
         self._has_dele = False
@@ -171,10 +246,9 @@ class ParserState:
 
     def add_char(self, c: str) -> ParserState | None:
         """The state after `c`, or None if `c` is not allowed here."""
-        try:
-            return self._next[c]
-        except KeyError:
-            pass
+        known = self._next.get(c)  # (not try/except: a compiled raise builds a traceback, ~1 µs)
+        if known is not None or c in self._next:
+            return known
         stacks = self.stacks
         if len(stacks) == 1 and stacks[0] and not stacks[0][-1].can_end():
             stack = stacks[0]  # the common case: one stack whose top takes the char or rejects it
@@ -218,7 +292,7 @@ class ParserState:
             self._can_end = any(all(f.can_end() for f in stack) for stack in self.stacks)
         return self._can_end
 
-    def free_run(self) -> tuple[FreeRun, FreeFrame] | None:
+    def free_run(self) -> tuple[FreeRun, Frame] | None:
         """The free run of the top frame(s), when nothing below could take their characters.
 
         With several stacks (an anyOf of strings) every top must be in an unlimited run; the class is
@@ -256,7 +330,7 @@ class ParserState:
         others: list[Stack] = []
         for stack in self.stacks:
             top = stack[-1] if stack else None
-            hint = top.delegate() if top is not None and hasattr(top, "delegate") else None
+            hint = top.delegate() if top is not None else None
             if hint is None and top is not None:
                 run = stack_run(stack)  # a stack already in an unlimited run is its own target
                 if run is not None and run[0].remaining is None and not run[0].stateful:
@@ -294,12 +368,7 @@ class ParserState:
             hit = reps.get(horizon)
             if hit is not None:
                 return hit
-        stacks = tuple(
-            dict.fromkeys(
-                tuple(f.for_horizon(horizon) if hasattr(f, "for_horizon") else f for f in stack)
-                for stack in self.stacks
-            )
-        )
+        stacks = tuple(dict.fromkeys(tuple(f.for_horizon(horizon) for f in stack) for stack in self.stacks))
         state = self if stacks == self.stacks else self.grammar.state(stacks)
         reps[horizon] = state
         return state
@@ -320,8 +389,7 @@ class ParserState:
                 if not stack:
                     stacks[stack] = None
                     continue
-                split = getattr(stack[-1], "split", None)
-                tops = split() if split is not None else (stack[-1],)
+                tops = stack[-1].split()
                 stacks.update(dict.fromkeys((*stack[:-1], top) for top in tops))
             hit = memo[_ALTERNATIVES_KEY] = (
                 (self,) if len(stacks) == 1 else tuple(self.grammar.state((stack,)) for stack in stacks)
@@ -343,8 +411,7 @@ class ParserState:
         run = self.free_run()
         assert run is not None  # internal: only called on bounded free states (one top for all stacks)
         top = run[1]
-        own = getattr(top, "skips", None)
-        tops = own(most) if own is not None else [top.skip(n) for n in range(1, most + 1)]
+        tops = top.skips(most)
         return [
             self.grammar.state(tuple(dict.fromkeys((*stack[:-1], t) for stack in self.stacks))) for t in tops
         ]
@@ -356,8 +423,7 @@ class ParserState:
         run = self.free_run()
         assert run is not None  # internal: only called on bounded free states (one top for all stacks)
         top = run[1]
-        own = getattr(top, "skip_chars", None)
-        got: CharSet | None = own(most) if own is not None and not top.can_end() else None
+        got = top.skip_chars(most) if not top.can_end() else None
         if got is not None:
             return got
         acc = EMPTY
@@ -377,19 +443,19 @@ _ALTERNATIVES_KEY = "parser.alternatives"  # where `alternatives` keeps its answ
 
 
 def _closed(stack: Stack) -> Stack:
-    popped = getattr(stack[-1], "popped", None) if stack else None
-    return stack[:-1] if popped is None else (*stack[:-1], popped())
+    popped = stack[-1].popped() if stack else None
+    return stack[:-1] if popped is None else (*stack[:-1], popped)
 
 
-def stack_run(stack: Stack) -> tuple[FreeRun, FreeFrame] | None:
+def stack_run(stack: Stack) -> tuple[FreeRun, Frame] | None:
     """The free run of the stack's top frame, when nothing below could take its characters."""
     if not stack:
         return None
     top = stack[-1]
-    run = top.free_run() if hasattr(top, "free_run") else None
+    run = top.free_run()
     if run is None or (top.can_end() and not (_below_chars(stack) & run.klass).is_empty()):
         return None
-    return run, top  # type: ignore[return-value]
+    return run, top
 
 
 def _stack_chars(stack: Stack) -> CharSet:
@@ -418,9 +484,8 @@ def feed_text(state: ParserState | None, text: str) -> ParserState | None:
         if state is None:
             return None
         at = state
-        try:
-            state = at._next[c]
-        except KeyError:
+        state = at._next.get(c)
+        if state is None:  # not made yet, or rejected (add_char answers that from the table too)
             state = at.add_char(c)
     return state
 

@@ -15,7 +15,6 @@ import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from tokenloom.constrain.charset import ANY, EMPTY, CharSet
@@ -171,19 +170,17 @@ class DState:
         self._atom_list: list[tuple[int, int]] | None = None
 
     def step(self, c: str) -> DState | None:
-        try:
-            return self.trans[c]
-        except KeyError:
-            pass
+        known = self.trans.get(c)
+        if known is not None or c in self.trans:
+            return known
         res = self.trans[c] = self.step_class_index(self.regex.class_of(ord(c)))
         return res
 
     def step_class_index(self, k: int) -> DState | None:
         """The state after any char of the regex's character class `k` (see `Regex.class_of`)."""
-        try:
-            return self.by_class[k]
-        except KeyError:
-            pass
+        known = self.by_class.get(k)
+        if known is not None or k in self.by_class:
+            return known
         res = self.raw_step(k)
         if res is not None:
             res = self.regex.canonical(res)
@@ -737,11 +734,19 @@ def shared_regex(pattern: str, *, search: bool = False, lenient: bool = False) -
     return hit
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class RegexFrame:
+class RegexFrame(Frame):
     """A whole regex as one frame (the `{"regex": ...}` spec); free runs on self-loops such as `[a-z]*`."""
 
+    __slots__ = ("d",)
+
     d: DState
+
+    def __init__(self, d: DState) -> None:
+        self._hash = 0
+        self.d = d
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.d,)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RegexFrame) and other.d is self.d

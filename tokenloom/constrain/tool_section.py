@@ -7,11 +7,9 @@ Knows nothing of templates: it receives the description the auto-parser built.
 from __future__ import annotations
 
 import functools
-from dataclasses import field
 
 from tokenloom import grammar as g
 from tokenloom.constrain.charset import ANY, EMPTY, WHITESPACE, CharSet
-from tokenloom.constrain.interpreted import frame_class
 from tokenloom.constrain.json_frames import Replacements
 from tokenloom.constrain.json_schema import SchemaCompiler
 from tokenloom.constrain.json_values import start_value
@@ -117,10 +115,19 @@ class Section:
         return isinstance(node, g.Text | g.Whitespace)
 
 
-@frame_class
-class LitFrame:
+class LitFrame(Frame):
+    __slots__ = ("pos", "text")
+
     text: str
     pos: int
+
+    def __init__(self, text: str, pos: int) -> None:
+        self._hash = 0
+        self.text = text
+        self.pos = pos
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.text, self.pos)
 
     def chars(self) -> CharSet:
         return CharSet.of(self.text[self.pos])
@@ -134,13 +141,23 @@ class LitFrame:
         return False
 
 
-@frame_class
-class SeqFrame:
+class SeqFrame(Frame):
     """Before item `index` of a Sequence."""
 
-    ctx: Section = field(compare=False, hash=False)
+    __slots__ = ("ctx", "index", "node")
+
+    ctx: Section
     node: g.Sequence
     index: int
+
+    def __init__(self, ctx: Section, node: g.Sequence, index: int) -> None:
+        self._hash = 0
+        self.ctx = ctx
+        self.node = node
+        self.index = index
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.node, self.index)
 
     def chars(self) -> CharSet:
         acc = EMPTY
@@ -164,14 +181,25 @@ class SeqFrame:
         return all(self.ctx.nullable(i) for i in self.node.items[self.index :])
 
 
-@frame_class
-class RepFrame:
+class RepFrame(Frame):
     """`count` items of a Repeat read; `after_item` means a separator (or the end) comes next."""
 
-    ctx: Section = field(compare=False, hash=False)
+    __slots__ = ("after_item", "count", "ctx", "node")
+
+    ctx: Section
     node: g.Repeat
     count: int
     after_item: bool
+
+    def __init__(self, ctx: Section, node: g.Repeat, count: int, after_item: bool) -> None:
+        self._hash = 0
+        self.ctx = ctx
+        self.node = node
+        self.count = count
+        self.after_item = after_item
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.node, self.count, self.after_item)
 
     def _more(self) -> bool:
         return self.node.max_count is None or self.count < self.node.max_count
@@ -202,13 +230,23 @@ class RepFrame:
         return self.count >= self.node.min_count and (self.after_item or self.count == 0)
 
 
-@frame_class
-class TextFrame:
+class TextFrame(Frame):
     """Free text without any of `node.stop`; `suffix` is the end that could still grow into a stop."""
+
+    __slots__ = ("count", "node", "suffix")
 
     node: g.Text
     suffix: str
     count: int
+
+    def __init__(self, node: g.Text, suffix: str, count: int) -> None:
+        self._hash = 0
+        self.node = node
+        self.suffix = suffix
+        self.count = count
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.node, self.suffix, self.count)
 
     def _ok(self, c: str) -> str | None:
         s = self.suffix + c
@@ -258,12 +296,21 @@ class TextFrame:
         return TextFrame(self.node, "", self.count + n if self.node.max_length is not None else 0)
 
 
-@frame_class
-class SpaceFrame:
+class SpaceFrame(Frame):
     """Up to `max_length` whitespace characters."""
+
+    __slots__ = ("count", "max_length")
 
     max_length: int
     count: int
+
+    def __init__(self, max_length: int, count: int) -> None:
+        self._hash = 0
+        self.max_length = max_length
+        self.count = count
+
+    def identity(self) -> tuple[object, ...]:
+        return (self.max_length, self.count)
 
     def chars(self) -> CharSet:
         return WHITESPACE if self.count < self.max_length else EMPTY
