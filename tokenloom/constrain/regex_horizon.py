@@ -15,6 +15,7 @@ tries again only now and then. Knows nothing of JSON or vocabularies.
 from __future__ import annotations
 
 import threading
+from typing import Final
 
 from tokenloom.constrain.regex import DState, Regex
 from tokenloom.errors import GrammarError
@@ -34,8 +35,7 @@ MAX_EXPLORED = 5_000  # DFA states a pattern may hold for the exploration to go 
 _KEY = "regex_horizon"  # where a pattern keeps its signatures (Regex.tables is for consumers)
 
 
-class _GiveUp(Exception):
-    """The signature needs more exploration than allowed."""
+GAVE_UP: Final = -1  # a signature that needs more exploration than allowed
 
 
 class _Signatures:
@@ -66,14 +66,14 @@ class _Signatures:
         self.asked += 1
         return self.asked % RETRY_EVERY == 0
 
-    def successors(self, d: DState, budget: list[int]) -> tuple[tuple[int, DState], ...]:
+    def successors(self, d: DState, budget: list[int]) -> tuple[tuple[int, DState], ...] | None:
         """(class set id, next state) for each live next state of `d`, classes grouped by target;
-        the steps it takes come out of `budget[1]`."""
+        the steps it takes come out of `budget[1]` (None: spent)."""
         hit = self.groups.get(d)
         if hit is None:
             budget[1] -= len(d.regex.bounds)
             if budget[1] < 0:
-                raise _GiveUp
+                return None
             by_target: dict[DState, list[int]] = {}
             for k in range(len(d.regex.bounds)):
                 nxt = d.step_class_index(k)
@@ -86,23 +86,28 @@ class _Signatures:
         return hit
 
     def signature(self, d: DState, depth: int, budget: list[int]) -> int:
+        """A number shared by the states that accept the same strings of up to `depth` chars; GAVE_UP
+        once a budget is spent (a return, not a raise: compiled, a raise builds a traceback per level)."""
         hit = self.memo.get((d, depth))
         if hit is not None:
             return hit
         budget[0] -= 1
         if budget[0] < 0 or d.regex.states_made() > MAX_EXPLORED:
-            raise _GiveUp
+            return GAVE_UP
         shape: tuple[object, ...]
         if depth == 0:
             shape = (d.accepting,)
         else:
-            shape = (
-                d.accepting,
-                *sorted(
-                    (group, self.signature(nxt, depth - 1, budget))
-                    for group, nxt in self.successors(d, budget)
-                ),
-            )
+            successors = self.successors(d, budget)
+            if successors is None:
+                return GAVE_UP
+            parts: list[tuple[int, int]] = []
+            for group, nxt in successors:
+                sig = self.signature(nxt, depth - 1, budget)
+                if sig == GAVE_UP:
+                    return GAVE_UP
+                parts.append((group, sig))
+            shape = (d.accepting, *sorted(parts))
         sig = self.shapes.setdefault(shape, len(self.shapes))
         self.memo[(d, depth)] = sig
         return sig
@@ -126,10 +131,13 @@ def horizon_rep(d: DState, horizon: int) -> DState:
             budget = [MAX_NEW_SIGNATURES, MAX_NEW_STEPS]
             try:
                 sig = sigs.signature(d, horizon, budget)
+            except GrammarError:  # the automaton grew past its bound
+                sig = GAVE_UP
+            if sig == GAVE_UP:
+                sigs.give_ups += 1
+            else:
                 rep = sigs.reps.setdefault((horizon, sig), d)
                 sigs.give_ups = 0
                 sigs.unshared = sigs.unshared + MAX_NEW_SIGNATURES - budget[0] if rep is d else 0
-            except (_GiveUp, GrammarError):
-                sigs.give_ups += 1
         sigs.rep_of[(d, horizon)] = rep
         return rep
