@@ -748,12 +748,6 @@ class RegexFrame(Frame):
     def identity(self) -> tuple[object, ...]:
         return (self.d,)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RegexFrame) and other.d is self.d
-
-    def __hash__(self) -> int:
-        return id(self.d)
-
     def chars(self) -> CharSet:
         return self.d.chars
 
