@@ -21,7 +21,7 @@ from tokenloom.engine.arrivals import ArrivalBoard
 from tokenloom.engine.detok import IncrementalDetokenizer
 from tokenloom.engine.jobs import Done, Job, JobEvent, JobHandle, LogitMask, Piece, deliver
 from tokenloom.engine.kvcache import pick_free_slot, plan_reuse
-from tokenloom.engine.masking import MaskBudget, MaskTask, MaskWorker
+from tokenloom.engine.masking import COSTLY_MASK, MaskBudget, MaskTask, MaskWorker
 from tokenloom.engine.media import MediaProjector
 from tokenloom.engine.media_tokens import is_placeholder, text_run, whole_images
 from tokenloom.engine.model import LoadedModel
@@ -497,6 +497,7 @@ class Engine:
         """The ready mask (None: unconstrained at this point), or False once the job was ended for it."""
         slot.mask_task = None
         slot.mask_seconds += task.elapsed
+        slot.mask_costly = task.elapsed > COSTLY_MASK
         if task.error is not None:
             code = "constraint_timeout" if task.timed_out else None
             self._finish(slot, "error", error=task.error, error_code=code)
@@ -557,7 +558,9 @@ class Engine:
             slot.next_token = token
             slot.state = SlotState.DECODE
             if job.constraint is not None:  # advanced and asked again while the next step decodes
-                slot.mask_task = self._masks.submit(job.constraint, token, slot.mask_seconds)
+                slot.mask_task = self._masks.submit(
+                    job.constraint, token, slot.mask_seconds, slot.mask_costly
+                )
 
     def _finish(
         self,

@@ -41,6 +41,7 @@ class Slot:
     mask_task: Any = None  # MaskTask computing this slot's next constraint mask (engine/masking.py)
     held_logits: Any = None  # logits kept while the mask is late: sampled once it is ready
     mask_seconds: float = 0.0  # constraint time this job has used
+    mask_costly: bool = False  # its last mask was costly: the next one is computed at idle priority
 
     @property
     def is_busy(self) -> bool:
@@ -74,6 +75,7 @@ class Slot:
         self.mask_task = None
         self.held_logits = None
         self.mask_seconds = 0.0
+        self.mask_costly = False
 
 
 def common_prefix_len(a: list[int], b: list[int]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
@@ -100,4 +101,58 @@ def test_the_mask_of_a_request_that_ended_is_stopped_at_once() -> None:
     started = time.monotonic()
     assert _wait(after, worker) is None and after.mask is not None
     assert time.monotonic() - started < 20  # not the 100 s budget
+    worker.close()
+
+
+class _Policy(_Quick):
+    """Records the scheduling policy and the thread of the worker that computes its mask."""
+
+    def allowed(self) -> Any:
+        self.policy = os.sched_getscheduler(0)
+        self.thread = threading.current_thread()
+        return super().allowed()
+
+
+def test_a_costly_mask_finishes_at_idle_priority_and_the_next_runs_at_normal_priority() -> None:
+    """The batch's threads come before a hostile schema's masks; the masks after it are not penalised."""
+    worker = MaskWorker(lambda: None, MaskBudget(per_mask=1.0, per_request=100))
+    runaway = worker.submit(_Spinning(), None, 0.0)
+    after = _Policy()
+    queued = worker.submit(after, None, 0.0)
+    deadline = time.monotonic() + 30
+    while not runaway.demoted and time.monotonic() < deadline:
+        assert worker.overdue() is None
+        time.sleep(0.005)
+    assert runaway.demoted and runaway.thread is not None
+    assert os.sched_getscheduler(runaway.thread.native_id or 0) == os.SCHED_IDLE
+    assert not queued.started  # one mask at a time: the fresh normal thread waits for the demoted one
+    assert _wait(runaway, worker) is runaway and runaway.timed_out
+    assert _wait(queued, worker) is None and queued.mask is not None
+    assert after.thread is not runaway.thread and after.policy == os.SCHED_OTHER
+    # the request's next mask goes to the idle lane, whose thread is the demoted one
+    again = _Policy()
+    costly = worker.submit(again, 3, 0.0, costly=True)
+    assert _wait(costly, worker) is None and costly.mask is not None
+    assert again.thread is runaway.thread and again.policy == os.SCHED_IDLE and again.advanced == [3]
+    worker.close()
+
+
+def test_costly_and_cheap_tasks_keep_request_order() -> None:
+    """The two lanes take tasks one at a time, in the order they were asked for."""
+    order: list[int] = []
+
+    class _Noting(_Quick):
+        def __init__(self, n: int) -> None:
+            super().__init__()
+            self.n = n
+
+        def allowed(self) -> Any:
+            order.append(self.n)
+            return super().allowed()
+
+    worker = MaskWorker(lambda: None)
+    tasks = [worker.submit(_Noting(n), None, 0.0, costly=n % 2 == 1) for n in range(8)]
+    for task in tasks:
+        assert _wait(task, worker) is None
+    assert order == list(range(8))
     worker.close()
