@@ -3,10 +3,13 @@ own request with a clear error (real model, real HTTP)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
@@ -44,9 +47,10 @@ def _slow_body(max_tokens: int, stream: bool = False) -> dict:
 def test_a_stream_beside_a_slow_mask_is_not_held_back(patient: ServerProcess) -> None:
     """With masks on the scheduler thread, each of the free request's 48 steps would wait for one slow mask
     (about 30 s) and it would end long after the 10-token constrained one; computed beside the batch, it
-    ends first."""
+    ends first. Those costly masks run at idle priority, so they get only CPU time the batch leaves."""
     finished: dict[str, float] = {}
     started = threading.Event()
+    idle_threads: list[int] = []
 
     def constrained() -> httpx.Response:
         with httpx.Client(timeout=600) as c:
@@ -67,6 +71,8 @@ def test_a_stream_beside_a_slow_mask_is_not_held_back(patient: ServerProcess) ->
         with httpx.Client(timeout=600) as c:
             r = c.post(f"{patient.base_url}/chat/completions", json=body)
         finished["free"] = time.monotonic()
+        assert patient.proc is not None
+        idle_threads.extend(_idle_threads(patient.proc.pid))  # the slow request is still masking
         return r
 
     with ThreadPoolExecutor(2) as pool:
@@ -76,6 +82,17 @@ def test_a_stream_beside_a_slow_mask_is_not_held_back(patient: ServerProcess) ->
     assert slow_r.status_code == 200, slow_r.text
     assert slow_r.json()["usage"]["completion_tokens"] >= 5  # it really was slow all along
     assert finished["free"] < finished["constrained"]
+    assert idle_threads, "the costly masks were not computed at idle priority"
+
+
+def _idle_threads(pid: int) -> list[int]:
+    """The threads of process `pid` at Linux's idle scheduling priority."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            if os.sched_getscheduler(int(task.name)) == os.SCHED_IDLE:
+                found.append(int(task.name))
+    return found
 
 
 def test_a_mask_over_its_budget_ends_its_request_with_a_clear_error(strict: ServerProcess) -> None:

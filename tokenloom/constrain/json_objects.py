@@ -142,9 +142,8 @@ class ObjFrame(Frame):
         if self.schema.additional is not None:
             acc = acc | JSON_STRING_FREE
         else:
-            for d in self.pats:
-                if d is not None:
-                    acc = acc | (d.chars & JSON_STRING_FREE)
+            for d in _closing_pats(self.schema, self.pats):
+                acc = acc | (d.chars & JSON_STRING_FREE)
         if self._may_escape():
             acc = acc | BACKSLASH
         if self._close_key() is not None:
@@ -157,15 +156,14 @@ class ObjFrame(Frame):
         if self.schema.additional is not None:
             return ANY
         acc = EMPTY if self.key is None else _next_known_chars(self.schema, self.pos, self.key)
-        for d in self.pats:
-            if d is not None:
-                acc = acc | d.chars
+        for d in _closing_pats(self.schema, self.pats):
+            acc = acc | d.chars
         return acc
 
     def _may_escape(self) -> bool:
         """A backslash: only where a char may still follow (not after `[a-z]{1,3}` is full) and some
         escape writes a char that keeps the name alive."""
-        growing = any(d is not None and not d.chars.is_empty() for d in self.pats)
+        growing = any(not d.chars.is_empty() for d in _closing_pats(self.schema, self.pats))
         return (self.schema.additional is not None or growing) and not escape_chars(
             self._escape_targets()
         ).is_empty()
@@ -180,6 +178,8 @@ class ObjFrame(Frame):
         if key is not None and key in s.prop_names():
             return None
         matched = frozenset(i for i, d in enumerate(self.pats) if d is not None and d.accepting)
+        if matched & _refusing(s):
+            return None
         if matched:
             value = s.pattern_sets.get(matched) or s.pattern_sets[frozenset((min(matched),))]
             return self.pos, value
@@ -192,7 +192,9 @@ class ObjFrame(Frame):
         s = self.schema
         key = None if self.key is None else self.key + ch
         pats = tuple(None if d is None else d.step(ch) for d in self.pats) if self.pats else ()
-        live = bool(pats) and any(d is not None for d in pats)
+        if _refused_for_good(s, pats):
+            return []
+        live = bool(pats) and any(True for _ in _closing_pats(s, pats))
         if key is not None and not _next_known(s, self.pos, key):
             if s.additional is None and not live:
                 return []
@@ -286,6 +288,8 @@ class ObjFrame(Frame):
             klass = klass & d.loop_chars()
         if not klass.is_empty():
             return FreeRun(klass, None)
+        if any(self.pats[i] is not None for i in _refusing(self.schema)):
+            return None  # a run may complete a refused name: no claim that a run keeps it alive
         if self.schema.additional is not None or any(d.is_universal(JSON_STRING_FREE) for d in live):
             return FreeRun(JSON_STRING_FREE, None, stateful=True)
         chain = live[0].chain() if len(live) == 1 else None
@@ -317,7 +321,8 @@ class ObjFrame(Frame):
         """Inside a name (no escape under way) of an object that takes additional properties: any run of
         string chars keeps the name alive, whichever known name it strays from (the mask walk then
         judges a known name's subtree of such runs in bulk)."""
-        return self.phase is Phase.KEY and not self.esc and self.schema.additional is not None
+        s = self.schema
+        return self.phase is Phase.KEY and not self.esc and s.additional is not None and not _refusing(s)
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """(D, F): chars that leave the name to one frame F in a plain run. D avoids the next chars
@@ -347,11 +352,15 @@ class ObjFrame(Frame):
                 options.append((klass & hint[0], hint[1]))
             klass, kept = max(options, key=_option_size)
             pats.append(kept)
-        if s.additional is None and all(d is None for d in pats):
+        if s.additional is None and not any(True for _ in _closing_pats(s, pats)):
+            return None
+        if _refused_for_good(s, pats):
             return None
         target = ObjFrame(s, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
         if klass.is_empty() or target == self:
             return None
+        if any(pats[i] is not None for i in _refusing(s)) and target.free_run() is None:
+            return None  # a refusing pattern still live may leave the target no free run to hand chars to
         return klass, target
 
     def for_horizon(self, horizon: int) -> ObjFrame:
@@ -362,7 +371,12 @@ class ObjFrame(Frame):
         which patterns accept then, which the representative keeps."""
         if self.phase is not Phase.KEY or not self._live():
             return self
-        pats = tuple(None if d is None else horizon_rep(d, horizon) for d in self.pats)
+        # a refusing pattern keeps its state: whether a name is refused for good looks past any horizon
+        refusing = _refusing(self.schema)
+        pats = tuple(
+            None if d is None else d if i in refusing else horizon_rep(d, horizon)
+            for i, d in enumerate(self.pats)
+        )
         if all(a is b for a, b in zip(pats, self.pats, strict=True)):
             return self
         return ObjFrame(
@@ -415,6 +429,36 @@ def _candidates(schema: Schema, pos: int) -> tuple[tuple[int, str], ...]:
         if name in schema.required:
             break
     return tuple(out)
+
+
+@lru_cache(maxsize=1 << 12)
+def _refusing(schema: Schema) -> frozenset[int]:
+    """The patternProperties whose value schema admits no value (`{P: false}`, propertyNames `not P`):
+    a name one of them matches cannot be closed, and a name one of them matches whatever follows
+    (`DState.always_accepts`) is refused at once, so it never grows into a dead end."""
+    sets = schema.pattern_sets
+    return frozenset(
+        i for i in range(len(schema.pattern_props)) if sets[frozenset((i,))].first_chars().is_empty()
+    )
+
+
+def _closing_pats(schema: Schema, pats: tuple[DState | None, ...] | list[DState | None]) -> list[DState]:
+    """The live pattern states through which the name may still be closed (not the refusing ones)."""
+    if not pats:
+        return []
+    refusing = _refusing(schema)
+    return [d for i, d in enumerate(pats) if d is not None and i not in refusing]
+
+
+def _refused_for_good(schema: Schema, pats: tuple[DState | None, ...] | list[DState | None]) -> bool:
+    """Whether a refusing pattern matches the name whatever follows."""
+    if not pats:
+        return False
+    for i in _refusing(schema):
+        d = pats[i]
+        if d is not None and d.always_accepts():
+            return True
+    return False
 
 
 @lru_cache(maxsize=1 << 12)

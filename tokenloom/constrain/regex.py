@@ -129,6 +129,7 @@ class DState:
     """One state of the lazily built DFA; identity-hashed because each is made once per regex."""
 
     __slots__ = (
+        "_always",
         "_atom_list",
         "_chain",
         "_default",
@@ -168,6 +169,7 @@ class DState:
         self._has_chain = False
         self._universal: dict[CharSet, tuple[CharSet, bool] | None] = {}
         self._atom_list: list[tuple[int, int]] | None = None
+        self._always: bool | None = None
 
     def step(self, c: str) -> DState | None:
         known = self.trans.get(c)
@@ -327,6 +329,35 @@ class DState:
 
     def is_universal(self, klass: CharSet) -> bool:
         return self.universal_exits(klass) is not None
+
+    def always_accepts(self) -> bool:
+        """Whether every string from here (any chars) still matches: a search that found its match.
+        A property name there is settled for good (patternProperties {P: false} refuses it). Explored
+        over the DFA; past _UNIVERSAL_LIMIT states it gives up and says no."""
+        if self._always is None:
+            self._always = self._explore_always()
+        return self._always
+
+    def _explore_always(self) -> bool:
+        seen: set[DState] = {self}
+        todo = [self]
+        classes = self.regex.classes_within(ANY)
+        while todo:
+            cur = todo.pop()
+            if not cur.accepting:
+                return False
+            for k in classes:
+                nxt = cur.step_class_index(k)
+                if nxt is None:
+                    return False
+                if nxt not in seen:
+                    if len(seen) >= _UNIVERSAL_LIMIT:
+                        return False
+                    seen.add(nxt)
+                    todo.append(nxt)
+        for state in seen:
+            state._always = True
+        return True
 
     def universal_exits(self, klass: CharSet) -> tuple[CharSet, bool] | None:
         """None unless no string of `klass` chars can reach a dead end from here (searches that can

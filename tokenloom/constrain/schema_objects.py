@@ -23,6 +23,8 @@ _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 MAX_COUNT = 100_000
 MAX_UPPER_BOUND = 2**31 - 1  # maxItems/maxLength/maxProperties
 ANY_ORDER = "x-tokenloom-any-order"  # true: properties in any order (default: the schema's order)
+MAX_REF_HOPS = 16  # plain `$ref`s followed to the schema a propertyNames `not` negates
+_ANNOTATIONS = frozenset({"title", "description", "$comment", "examples", "default"})
 
 
 class ObjectKeywords:
@@ -35,6 +37,9 @@ class ObjectKeywords:
         raise NotImplementedError
 
     def ignore(self, node: Schema, keyword: str) -> None:
+        raise NotImplementedError
+
+    def resolve(self, ref: Any, param: str) -> Any:
         raise NotImplementedError
 
     keep: list[Any]
@@ -90,6 +95,9 @@ class ObjectKeywords:
         pattern = names_pattern(s["propertyNames"])
         if s["propertyNames"] is True:
             return s, props, req
+        refused = self.refused_names(s["propertyNames"], param)
+        if refused is not None:
+            return self.refuse_names(node, s, props, req, refused, param)
         if pattern is None or s.get("patternProperties"):
             self.ignore(node, "propertyNames")
             return s, props, req
@@ -100,6 +108,38 @@ class ObjectKeywords:
             node.types = node.types - {"object"}
         extra = s.get("additionalProperties", True)
         s = {**s, "patternProperties": {pattern: extra}, "additionalProperties": False, "_names": pattern}
+        self.keep.append(s)
+        return s, kept, req
+
+    def refused_names(self, names: Any, param: str) -> str | None:
+        """The pattern of `propertyNames: {"not": S}` when S (through plain `$ref`s) is one kind of
+        string check (`names_pattern`); None otherwise."""
+        if not isinstance(names, dict) or set(names) - _ANNOTATIONS != {"not"}:
+            return None
+        negated = names["not"]
+        for _ in range(MAX_REF_HOPS):
+            if not isinstance(negated, dict) or set(negated) - _ANNOTATIONS != {"$ref"}:
+                break
+            negated = self.resolve(negated["$ref"], f"{param}.propertyNames.not.$ref")
+        return names_pattern(negated)
+
+    def refuse_names(
+        self, node: Schema, s: dict[str, Any], props: dict[str, Any], req: list[str], pattern: str, param: str
+    ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        """propertyNames `not P` as patternProperties {P: false}: a name P matches takes no value, so
+        it is never written (json_objects: refusing patterns); declared names P matches are dropped
+        (a required one leaves no object). Kept unenforced where that would pass 3 patterns, or
+        where P had look-arounds dropped (its superset would refuse names the schema allows)."""
+        regex = self.regex(node, pattern, "propertyNames", f"{param}.propertyNames")
+        pp = s.get("patternProperties") or {}
+        if regex.lenient or not isinstance(pp, dict) or len(pp) >= 3:
+            self.ignore(node, "propertyNames")
+            return s, props, req
+        kept = {k: v for k, v in props.items() if not _name_matches(regex, k)}
+        if any(_name_matches(regex, r) for r in req):
+            kept, req = {}, []
+            node.types = node.types - {"object"}
+        s = {**s, "patternProperties": {**pp, pattern: False}}
         self.keep.append(s)
         return s, kept, req
 

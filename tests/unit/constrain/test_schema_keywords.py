@@ -12,6 +12,7 @@ from tests.unit.constrain.chars import initial, schema_accepts
 from tokenloom.constrain.api import build
 from tokenloom.constrain.json_schema import SchemaCompiler
 from tokenloom.constrain.parser import feed_text
+from tokenloom.errors import GrammarError
 
 
 def _both(schema: Any, value: Any) -> bool:
@@ -199,6 +200,32 @@ def test_property_names() -> None:
     assert _both(short, {"abc": 1}) and not _both(short, {"abcd": 1})
     listed = {"type": "object", "propertyNames": {"enum": ["a.b", "c"]}}
     assert _both(listed, {"a.b": 1, "c": 2}) and not _both(listed, {"axb": 1})
+
+
+def test_property_names_a_pattern_refuses() -> None:
+    """`propertyNames: {"not": ...}` (through a $ref, as popxf writes it): the names the negated pattern
+    matches are refused, others keep their schemas; a search pattern's match refuses a name at once."""
+    s = {
+        "type": "object",
+        "properties": {"(x)": {"type": "integer"}, "ok": {"type": "string"}},
+        "propertyNames": {"not": {"$ref": "#/definitions/tuple"}},
+        "additionalProperties": {"type": "integer"},
+        "definitions": {"tuple": {"type": "string", "pattern": "^\\([a-z]*\\)$"}},
+    }
+    assert build({"json_schema": s})[1] == frozenset()
+    assert _both(s, {"ok": "a", "(x": 1, "(ab) ": 2}) and _both(s, {})
+    for bad in ({"(x)": 1}, {"ok": "a", "(ab)": 1}, {"ok": 1}):
+        assert not _both(s, bad), bad
+    assert _dead_at(s, '{"(ab)"') == 6  # the closing quote of a refused name
+    search = {"type": "object", "propertyNames": {"not": {"pattern": "foo"}}}
+    assert _dead_at(search, '{"xfoo') == 5  # no name holding "foo" can be finished: refused at once
+    assert _both(search, {"fo": 1, "xfox": 2}) and not _both(search, {"foo": 1})
+    required = {"type": "object", "required": ["(a)"], "propertyNames": {"not": {"pattern": "^\\(a\\)$"}}}
+    with pytest.raises(GrammarError, match="admits no value"):  # the one object would need a refused name
+        build({"json_schema": required})
+    false_pattern = {"type": "object", "patternProperties": {"^x-": False}}
+    assert _both(false_pattern, {"y": 1}) and not _both(false_pattern, {"x-y": 1})
+    assert _dead_at(false_pattern, '{"x-') == 3  # the char that makes the name match for good
 
 
 def test_dependencies() -> None:

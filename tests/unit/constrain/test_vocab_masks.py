@@ -236,6 +236,13 @@ _KNOWN_AND_MORE: dict[str, Any] = {
     "additionalProperties": {"type": "string", "maxLength": 4},
 }
 
+_REFUSED_TUPLES: dict[str, Any] = {  # popxf's names: anything but a stringified tuple
+    "type": "object",
+    "propertyNames": {"not": {"$ref": "#/definitions/tuple"}},
+    "additionalProperties": {"type": "integer"},
+    "definitions": {"tuple": {"type": "string", "pattern": "^\\(\\s*'[^']*'\\s*(,\\s*'[^']*'\\s*)*\\)$"}},
+}
+
 CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "a'),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "ab'),
@@ -293,6 +300,20 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
             ]
         },
         '{"a":  ',
+    ),
+    # names a pattern refuses (propertyNames `not`, patternProperties {P: false}): never closed, and
+    # refused at once where the pattern matches whatever follows; the name runs make no claim there
+    (_REFUSED_TUPLES, '{"'),
+    (_REFUSED_TUPLES, "{\"('x"),
+    (_REFUSED_TUPLES, "{\"('x' "),
+    ({"type": "object", "propertyNames": {"not": {"pattern": "foo"}}}, '{"xf'),
+    (
+        {
+            "type": "object",
+            "patternProperties": {"^[a-z]+$": {"type": "integer"}, "ab": False},
+            "additionalProperties": False,
+        },
+        '{"a',
     ),
 ]
 
