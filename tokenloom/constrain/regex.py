@@ -339,22 +339,9 @@ class DState:
         return self._always
 
     def _explore_always(self) -> bool:
-        seen: set[DState] = {self}
-        todo = [self]
-        classes = self.regex.classes_within(ANY)
-        while todo:
-            cur = todo.pop()
-            if not cur.accepting:
-                return False
-            for k in classes:
-                nxt = cur.step_class_index(k)
-                if nxt is None:
-                    return False
-                if nxt not in seen:
-                    if len(seen) >= _UNIVERSAL_LIMIT:
-                        return False
-                    seen.add(nxt)
-                    todo.append(nxt)
+        seen = self._reachable(ANY)
+        if seen is None or not all(state.accepting for state in seen):
+            return False
         for state in seen:
             state._always = True
         return True
@@ -370,13 +357,25 @@ class DState:
     def _explore_universal(self, klass: CharSet) -> tuple[CharSet, bool] | None:
         """Explore; on success every state seen is universal too (what it reaches was explored,
         so the exits found here are a superset of its own: safe as a filter)."""
+        seen = self._reachable(klass)
+        if seen is None:
+            return None
+        exits, accepting = EMPTY, False
+        for state in seen:
+            exits, accepting = exits | (state.chars - klass), accepting or state.accepting
+        found = (exits, accepting)
+        for state in seen:
+            state._universal.setdefault(klass, found)
+        return found
+
+    def _reachable(self, klass: CharSet) -> set[DState] | None:
+        """The states strings of `klass` chars reach from here (this one too); None when one of them
+        kills the match, or past _UNIVERSAL_LIMIT states."""
         seen: set[DState] = {self}
         todo = [self]
-        exits, accepting = EMPTY, False
         classes = self.regex.classes_within(klass)
         while todo:
             cur = todo.pop()
-            exits, accepting = exits | (cur.chars - klass), accepting or cur.accepting
             for k in classes:
                 nxt = cur.step_class_index(k)
                 if nxt is None:
@@ -386,10 +385,7 @@ class DState:
                         return None
                     seen.add(nxt)
                     todo.append(nxt)
-        found = (exits, accepting)
-        for state in seen:
-            state._universal.setdefault(klass, found)
-        return found
+        return seen
 
     def advance(self, n: int, klass: CharSet) -> DState:
         """The state after `n` chars of a chain (`chain()` guarantees they agree)."""
