@@ -340,9 +340,16 @@ class PatternTable:
         yet, which are filled here before it resumes from the nodes that met them."""
         assert NATIVE is not None  # internal: called only when it was built
         links = self.views.links()
-        state = np.empty(self.views.n_nodes, dtype=np.int32)  # the first run writes every node
         pending = np.empty(self.views.n_nodes, dtype=np.int32)
-        roots = _NO_ROOTS  # the first run goes over every node in order
+        if self.verdicts:
+            state = np.empty(self.views.n_nodes, dtype=np.int32)  # the first run writes every node
+            roots = _NO_ROOTS  # the first run goes over every node in order
+        else:
+            # a fresh table knows almost no cell: the run in order would stop at depth 1 everywhere and
+            # then resume from there, so it starts breadth first from the roots (nodes never reached stay
+            # dead)
+            state = np.zeros(self.views.n_nodes, dtype=np.int32)
+            roots = np.arange(int(self.views.base[1]), dtype=np.int32)
         while True:
             count = NATIVE.dfa_run(
                 self.table, self.width, start, self.char_class, links.node_char, links.parent,
