@@ -194,7 +194,7 @@ class ObjFrame(Frame):
         pats = tuple(None if d is None else d.step(ch) for d in self.pats) if self.pats else ()
         if _refused_for_good(s, pats):
             return []
-        live = bool(pats) and any(True for _ in _closing_pats(s, pats))
+        live = bool(_closing_pats(s, pats))
         if key is not None and not _next_known(s, self.pos, key):
             if s.additional is None and not live:
                 return []
@@ -352,7 +352,7 @@ class ObjFrame(Frame):
                 options.append((klass & hint[0], hint[1]))
             klass, kept = max(options, key=_option_size)
             pats.append(kept)
-        if s.additional is None and not any(True for _ in _closing_pats(s, pats)):
+        if s.additional is None and not _closing_pats(s, pats):
             return None
         if _refused_for_good(s, pats):
             return None
