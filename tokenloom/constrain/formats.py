@@ -42,7 +42,8 @@ def _regex_syntax(depth: int) -> str:
 FORMATS["regex"] = _regex_syntax(3)
 
 
-_ANNOTATIONS = ("title", "description", "$comment", "examples", "default")
+# keywords that check nothing
+ANNOTATIONS = frozenset({"title", "description", "$comment", "examples", "default"})
 
 
 def names_pattern(schema: Any) -> str | None:
@@ -50,7 +51,7 @@ def names_pattern(schema: Any) -> str | None:
     (pattern, length bounds, enum/const, format); None when it says more than that."""
     if not isinstance(schema, dict):
         return None
-    keys = {k for k in schema if k not in _ANNOTATIONS} - {"type"}
+    keys = {k for k in schema if k not in ANNOTATIONS} - {"type"}
     if schema.get("type", "string") != "string":
         return None
     if keys == {"pattern"} and isinstance(schema["pattern"], str):

@@ -11,7 +11,7 @@ import itertools
 import re
 from typing import Any
 
-from tokenloom.constrain.formats import names_pattern
+from tokenloom.constrain.formats import ANNOTATIONS, names_pattern
 from tokenloom.constrain.regex import Regex, shared_regex
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.errors import GrammarError
@@ -24,7 +24,6 @@ MAX_COUNT = 100_000
 MAX_UPPER_BOUND = 2**31 - 1  # maxItems/maxLength/maxProperties
 ANY_ORDER = "x-tokenloom-any-order"  # true: properties in any order (default: the schema's order)
 MAX_REF_HOPS = 16  # plain `$ref`s followed to the schema a propertyNames `not` negates
-_ANNOTATIONS = frozenset({"title", "description", "$comment", "examples", "default"})
 
 
 class ObjectKeywords:
@@ -114,11 +113,11 @@ class ObjectKeywords:
     def refused_names(self, names: Any, param: str) -> str | None:
         """The pattern of `propertyNames: {"not": S}` when S (through plain `$ref`s) is one kind of
         string check (`names_pattern`); None otherwise."""
-        if not isinstance(names, dict) or set(names) - _ANNOTATIONS != {"not"}:
+        if not isinstance(names, dict) or set(names) - ANNOTATIONS != {"not"}:
             return None
         negated = names["not"]
         for _ in range(MAX_REF_HOPS):
-            if not isinstance(negated, dict) or set(negated) - _ANNOTATIONS != {"$ref"}:
+            if not isinstance(negated, dict) or set(negated) - ANNOTATIONS != {"$ref"}:
                 break
             negated = self.resolve(negated["$ref"], f"{param}.propertyNames.not.$ref")
         return names_pattern(negated)
