@@ -203,21 +203,37 @@ typedef struct {
     int32_t lo, hi, from;
 } Span;
 
+/* The value of a table cell not computed yet, asked of `fill` (a callable: flat cell index -> its
+ * value, negative when it cannot be had now) with the interpreter held; -1 without `fill`, -2 when
+ * the call failed (its exception set). */
+static int32_t ask_cell(PyObject *fill, int64_t cell) {
+    if (fill == Py_None) return -1;
+    PyObject *got = PyObject_CallFunction(fill, "L", (long long)cell);
+    if (!got) return -2;
+    long value = PyLong_AsLong(got);
+    Py_DECREF(got);
+    if (value == -1 && PyErr_Occurred()) return -2;
+    return value < 0 ? -1 : (int32_t)value;
+}
+
 /* dfa_run(table i32[S*width], width, start, char_class i32[C], node_char i32[N], parent i32[N],
- *         kid_lo i32[N], kid_hi i32[N], roots i32[K], state i32[N] (in/out), pending i32[N] (out))
+ *         kid_lo i32[N], kid_hi i32[N], roots i32[K], state i32[N] (in/out), pending i32[N] (out)
+ *         [, fill])
  *   -> the number of pending nodes
  * A node's state is the table cell of its parent's state (`start` for a node without parent) and its
  * char's class; a node whose state is 2 or more is alive, and its children [kid_lo, kid_hi) follow.
  * With no roots, every node is stepped in order (nodes below dead ones are dead); else only the
  * subtrees of the roots, breadth first, siblings together. A cell not computed yet (negative) stops
- * there: the node goes to `pending`, for the caller to fill the cell and resume from it. */
+ * there: the node goes to `pending`, for the caller to fill the cell and resume from it, unless
+ * `fill` gives the cell's value at once (see ask_cell; it must not move the table). */
 static PyObject *dfa_run(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer table, char_class, node_char, parent, kid_lo, kid_hi, roots, state, pending;
     Py_ssize_t width;
     int start;
-    if (!PyArg_ParseTuple(args, "y*niy*y*y*y*y*y*w*w*", &table, &width, &start, &char_class, &node_char,
-                          &parent, &kid_lo, &kid_hi, &roots, &state, &pending))
+    PyObject *fill = Py_None;
+    if (!PyArg_ParseTuple(args, "y*niy*y*y*y*y*y*w*w*|O", &table, &width, &start, &char_class, &node_char,
+                          &parent, &kid_lo, &kid_hi, &roots, &state, &pending, &fill))
         return NULL;
     PyObject *result = NULL;
     Span *queue = NULL;
@@ -237,7 +253,7 @@ static PyObject *dfa_run(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_ssize_t head = 0, tail = 0, n_pending = 0;
-    int outside = 0;
+    int outside = 0, failed = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n_roots && !outside; i++) {
         int32_t node = rt[i];
@@ -265,12 +281,21 @@ static PyObject *dfa_run(PyObject *self, PyObject *args) {
                     break;
                 }
                 next = tb[from * width + k_class];
-                if (next < 0) pend[n_pending++] = (int32_t)k;
+                if (next < 0) {
+                    Py_BLOCK_THREADS
+                    next = ask_cell(fill, from * width + k_class);
+                    Py_UNBLOCK_THREADS
+                    if (next == -2) {
+                        failed = 1;
+                        break;
+                    }
+                    if (next < 0) pend[n_pending++] = (int32_t)k;
+                }
             }
             st[k] = next;
         }
     }
-    while (head < tail && !outside) {
+    while (head < tail && !outside && !failed) {
         Span sp = queue[head++];
         int64_t row = (int64_t)sp.from * width;
         if (row + width > cells) {
@@ -286,6 +311,15 @@ static PyObject *dfa_run(PyObject *self, PyObject *args) {
                 break;
             }
             int32_t next = cell[k_class];
+            if (next < 0) {
+                Py_BLOCK_THREADS
+                next = ask_cell(fill, row + k_class);
+                Py_UNBLOCK_THREADS
+                if (next == -2) {
+                    failed = 1;
+                    break;
+                }
+            }
             if (next < 0) {
                 if (n_pending >= n) { /* a node met twice: ranges that overlap */
                     outside = 1;
@@ -305,6 +339,7 @@ static PyObject *dfa_run(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
+    if (failed) goto done;
     if (outside) goto bad_args;
     result = PyLong_FromSsize_t(n_pending);
     goto done;

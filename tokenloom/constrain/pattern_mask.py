@@ -131,6 +131,10 @@ class _TrieViews:
             mine = np.flatnonzero(cut_at == depth)
             self.stop_nodes[mine] = self._node_at(self.stop_rows[mine], depth)
         self.invalid_rows = np.nonzero(trie.invalid)[0].tolist()
+        # how many rows each first-level node holds: what share of the vocabulary a first char keeps
+        self.first_weights = (
+            np.diff(np.append(self.level_rows[0], n)) if trie.max_len else np.zeros(0, np.int64)
+        )
         self._links: _Links | None = None
 
     def _node_at(self, rows: npt.NDArray[np.integer[Any]], depth: int) -> npt.NDArray[np.int64]:
@@ -266,15 +270,51 @@ class PatternTable:
         row = self.index[d] = len(self.states) + 2
         self.states.append(d)
         if self.table.shape[0] <= row:
-            grown = np.zeros((2 * self.table.shape[0], self.width), np.int32)
-            grown[: self.table.shape[0]] = self.table
-            self.table = grown
+            self._grow(2 * self.table.shape[0])
         self.table[row] = self.blank
         self.table[row, self.keep] = row
         if len(self.accepting) <= row:
             self.accepting = np.concatenate((self.accepting, np.zeros(len(self.accepting) + 2, np.bool_)))
         self.accepting[row] = d.accepting
         return row
+
+    def _grow(self, rows: int) -> None:
+        """Room for `rows` table rows (a new array: never while the compiled run reads the table)."""
+        grown = np.zeros((rows, self.width), np.int32)
+        grown[: self.table.shape[0]] = self.table
+        self.table = grown
+
+    def _cell(self, cell: int) -> int:
+        """One table cell (a flat index), asked by the compiled run when it meets it: computed in place,
+        as the run cannot follow a table that moves, so a new state past the rows reserved (or past
+        the bound on states) is left unknown (-1), for the run to stop there and `_fill` to resume."""
+        row, k = divmod(cell, self.width)
+        nxt = self.states[row - 2].step_class_index(self.regex_class[k])
+        got = _DEAD
+        if nxt is not None:
+            hit = self.index.get(nxt)
+            if hit is None:
+                if len(self.states) + 2 >= self.table.shape[0]:
+                    return _UNKNOWN
+                hit = self._number(nxt)
+                if hit is None:
+                    return _UNKNOWN
+            got = hit
+        self.table[row, k] = got
+        return got
+
+    def _mostly_alive(self, start: int) -> bool:
+        """Whether the tokens whose first char keeps the pattern alive from `start` are a large share of
+        the vocabulary. Then the run in order over every node (about 5 ns a node) beats the breadth-first
+        one, which costs about 15 ns for each node it reaches but reaches only the live ones."""
+        views = self.views
+        classes = self.char_class[views.level_chars[0]]
+        got = self.table[start, classes]
+        for k in np.unique(classes[got == _UNKNOWN]).tolist():
+            self._cell(start * self.width + k)
+        got = self.table[start, classes]
+        kept = int(views.first_weights[(got >= 2) | (got == _UNKNOWN)].sum())
+        return kept * _BREADTH_FIRST_COST > len(self.trie.keys)
 
     def _fill(self, cells: I32) -> bool:
         """Compute the unknown table cells `cells` (flat indices); False past the bound on states."""
@@ -336,24 +376,25 @@ class PatternTable:
         return Verdict(packed, n_vocab, bl, at, self)
 
     def _states_native(self, start: int) -> I32 | None:
-        """Each node's table state, by the compiled breadth-first run: it stops at cells not computed
-        yet, which are filled here before it resumes from the nodes that met them."""
+        """Each node's table state, by the compiled run: it asks `_cell` for each cell not computed yet
+        as it meets it, in order over every node or breadth first from the roots over the live ones
+        (`_mostly_alive`). Where a cell needs a row not reserved, it stops; the cells are then filled
+        here and it resumes from the nodes that met them."""
         assert NATIVE is not None  # internal: called only when it was built
         links = self.views.links()
         pending = np.empty(self.views.n_nodes, dtype=np.int32)
-        if self.verdicts:
+        if self._mostly_alive(start):
             state = np.empty(self.views.n_nodes, dtype=np.int32)  # the first run writes every node
             roots = _NO_ROOTS  # the first run goes over every node in order
         else:
-            # a fresh table knows almost no cell: the run in order would stop at depth 1 everywhere and
-            # then resume from there, so it starts breadth first from the roots (nodes never reached stay
-            # dead)
-            state = np.zeros(self.views.n_nodes, dtype=np.int32)
+            state = np.zeros(self.views.n_nodes, dtype=np.int32)  # nodes never reached stay dead
             roots = np.arange(int(self.views.base[1]), dtype=np.int32)
         while True:
+            if self.table.shape[0] < len(self.states) + 2 + _SPARE_ROWS:
+                self._grow(max(2 * self.table.shape[0], len(self.states) + 2 + _SPARE_ROWS))
             count = NATIVE.dfa_run(
                 self.table, self.width, start, self.char_class, links.node_char, links.parent,
-                links.kid_lo, links.kid_hi, roots, state, pending,
+                links.kid_lo, links.kid_hi, roots, state, pending, self._cell,
             )  # fmt: skip
             if not count:
                 return state
@@ -402,6 +443,8 @@ class PatternTable:
 
 
 _NO_ROOTS = np.zeros(0, dtype=np.int32)
+_SPARE_ROWS = 64  # rows reserved before a compiled run, for the states it finds
+_BREADTH_FIRST_COST = 3  # a node reached breadth first against one gone over in order (see _mostly_alive)
 _TABLES_LOCK = threading.Lock()
 
 

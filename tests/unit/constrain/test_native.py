@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tokenloom.constrain.mask as mask_module
+import tokenloom.constrain.pattern_mask as pattern_module
 import tokenloom.constrain.trie as trie_module
 from tests.unit.constrain.test_free_index import CLASSES
 from tests.unit.constrain.test_pattern_masks import EDGES, ISSUE_SHAPES
@@ -118,6 +119,55 @@ def test_dfa_run_matches_numpy(vocab: Vocab) -> None:
             assert np.array_equal(got.quote_ok, want.quote_ok), regex.pattern
             assert got.feed_rows == want.feed_rows, regex.pattern
     assert compared > 50
+
+
+@pytest.mark.parametrize("spare", [1, 64])
+def test_a_run_that_outgrows_its_reserved_rows_resumes(
+    vocab: Vocab, spare: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled run asks for cells as it meets them but cannot follow a table that grows: with one
+    spare row it stops at each new state past it and resumes after the table grows. Its verdicts
+    still equal the numpy run's, on patterns of a few states and of many (counted repeats)."""
+    monkeypatch.setattr(pattern_module, "_SPARE_ROWS", spare)
+    trie = trie_for(vocab)
+    views = _TrieViews(trie)
+    for pattern in ("^[a-f0-9]{40}$", "^[^\\s]{1,20}-[0-9]{2,9}$", "(ab|cd)+x", "^.{0,30}\\.json$"):
+        regex = Regex(pattern, search=True)
+        native, plain = PatternTable(regex, trie, views), PatternTable(regex, trie, views)
+        plain.native = False
+        at = regex.initial
+        for ch in "a" * 3:
+            got, want = native.verdict(at), plain.verdict(at)
+            assert got is not None and want is not None
+            assert np.array_equal(got.packed, want.packed), pattern
+            assert np.array_equal(got.quote_ok, want.quote_ok), pattern
+            nxt = at.step(ch)
+            if nxt is None:
+                break
+            at = nxt
+        assert len(native.states) == len(plain.states) or spare == 1, pattern
+
+
+def test_a_failing_cell_callback_raises(vocab: Vocab) -> None:
+    """An exception in the cell callback ends the compiled run with that exception, not a wrong state."""
+    assert NATIVE is not None
+    n = 3
+    zeros = np.zeros(n, dtype=np.int32)
+    table = np.full((3, 2), -1, dtype=np.int32)
+    no_parent = np.full(n, -1, dtype=np.int32)
+
+    def broken(cell: int) -> int:
+        raise RuntimeError(f"cell {cell}")
+
+    with pytest.raises(RuntimeError, match="cell 4"):
+        NATIVE.dfa_run(
+            table, 2, 2, zeros[:1], zeros, no_parent, zeros, zeros, np.zeros(0, np.int32),
+            np.zeros(n, np.int32), np.empty(n, np.int32), broken,
+        )  # fmt: skip
+    assert NATIVE.dfa_run(
+        table, 2, 2, zeros[:1], zeros, no_parent, zeros, zeros, np.zeros(0, np.int32),
+        np.zeros(n, np.int32), np.empty(n, np.int32), lambda cell: 2,
+    ) == 0  # fmt: skip
 
 
 def test_bad_arguments_raise_instead_of_reading_outside(vocab: Vocab) -> None:
