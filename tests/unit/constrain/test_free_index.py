@@ -9,7 +9,7 @@ from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
 from tokenloom.constrain import mask
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
 from tokenloom.constrain.mask import _group_tails, _root_tails
-from tokenloom.constrain.trie import FreeIndex, trie_for
+from tokenloom.constrain.trie import FreeIndex, tails_trie, trie_for
 from tokenloom.engine.vocab import Vocab
 
 CLASSES = {
@@ -70,6 +70,27 @@ def test_each_tail_row_is_numbered_by_its_own_tail(name: str, vocab: Vocab) -> N
     others = index.tail_id.copy()
     others[index.tail_rows] = -1
     assert (others == -1).all()
+
+
+@pytest.mark.parametrize("byte", [ord(" "), ord("-"), 0xE0, 0xE3])
+def test_group_tail_tries_know_which_tails_are_utf8(vocab: Vocab, byte: int) -> None:
+    """A tails trie takes each tail's validity from its token where the tail starts a character (and
+    decodes the rest): it must say what decoding every tail says, keep its keys sorted, and number
+    each row by its own tail. Groups of plain and of multi-byte leaving bytes, under a narrow class."""
+    trie = trie_for(vocab)
+    index = FreeIndex(trie, CLASSES["digits"])
+    rows = index.other_rows[int(index.other_bounds[byte]) : int(index.other_bounds[byte + 1])]
+    assert len(rows) > 100
+    tails, numbers = tails_trie(trie, rows, index.first_bad[rows])
+    assert tails.keys == sorted(set(tails.keys)) and tails.ids.tolist() == list(range(len(tails.keys)))
+    for row, number in zip(rows.tolist(), numbers.tolist(), strict=True):
+        assert tails.keys[number] == trie.keys[row][int(index.first_bad[row]) :]
+    for at, key in enumerate(tails.keys):
+        try:
+            key.decode("utf-8")
+            assert not tails.invalid[at], key
+        except UnicodeDecodeError:
+            assert tails.invalid[at], key
 
 
 def test_a_big_leaving_group_is_judged_through_its_tails(vocab: Vocab, greedy: Greedy) -> None:
