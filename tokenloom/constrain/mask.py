@@ -22,7 +22,7 @@ from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.parser import ParserState, Stack, feed_text
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
 from tokenloom.constrain.regex import DState
-from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node, tails_trie
+from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node, Padding, tails_trie
 
 # (a shared base mask or None, a private base as packed bits or None, ids added, ids taken from the base)
 MaskParts = tuple[BoolArray | None, "np.ndarray | None", IntArray, IntArray]
@@ -790,17 +790,13 @@ def _padded(trie: ByteTrie, room: int, below: ParserState) -> MaskParts:
     same rests again after each)."""
     base, packed, ids, minus = _below_parts(trie, below)
     pad = trie.padding()
-    extra = [pad.only_ids[pad.only_len <= room]]
-    first = below.allowed_chars().first_bytes()
-    taken = _rests_taken(pad.rests, below, first)
-    if len(taken):
-        took = np.zeros(pad.rests.n_vocab, dtype=np.bool_)
-        took[taken] = True
-        for b in sorted(first):
-            lo, hi = int(pad.bounds[b]), int(pad.bounds[b + 1])
-            if lo < hi:
-                extra.append(pad.ids[lo:hi][(pad.lead[lo:hi] <= room) & took[pad.rest[lo:hi]]])
-    more = _joined(extra)
+    padded, leads = _padded_rows(pad, below)
+    more = np.concatenate(
+        (
+            pad.only_ids[: int(np.searchsorted(pad.only_len, room, side="right"))],
+            padded[: int(np.searchsorted(leads, room, side="right"))],
+        )
+    ).astype(np.int32, copy=False)
     if packed is None and len(ids) + len(more) + len(minus) <= _BIG:
         return base, None, np.concatenate((ids, more)), minus
     full = to_mask((base, packed, ids, minus), trie.n_vocab)
@@ -822,6 +818,28 @@ def _below_parts(trie: ByteTrie, below: ParserState) -> MaskParts:
         hit = compute(trie, below)
         _, packed, ids, minus = hit
         if packed is None and len(ids) + len(minus) <= _MEMO_BELOW_IDS:
+            memo[key] = hit
+    return hit  # type: ignore[return-value]
+
+
+def _padded_rows(pad: Padding, below: ParserState) -> tuple[IntArray, npt.NDArray[np.int16]]:
+    """The tokens whose rest after their leading whitespace `below` takes, and their whitespace
+    lengths, shortest first: the tokens of whitespace states with any room left over the same state
+    below are a prefix of them (one search, where each such state selected them again first byte by
+    first byte). Memoised on `below` when small."""
+    memo = _memo(below)
+    key = ("padded rows", pad)
+    hit = memo.get(key)
+    if hit is None:
+        taken = _rests_taken(pad.rests, below, below.allowed_chars().first_bytes())
+        los, his = pad.rest_bounds[taken], pad.rest_bounds[taken + 1]
+        counts = his - los
+        total = int(counts.sum())
+        at = np.repeat(los - (np.cumsum(counts) - counts), counts) + np.arange(total)
+        leads = pad.lead[at]
+        shortest = np.argsort(leads, kind="stable")
+        hit = (pad.ids[at][shortest], leads[shortest])
+        if total <= _MEMO_BELOW_IDS:
             memo[key] = hit
     return hit  # type: ignore[return-value]
 

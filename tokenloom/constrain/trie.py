@@ -368,27 +368,28 @@ class Padding:
     allowed when its whitespace fits and the state below takes its rest: one walk over the trie of the
     distinct rests judges them all, instead of the same rests walked again after every run of spaces.
 
-    `only_ids`/`only_len`: the whitespace-only tokens and their lengths. The others (`ids`, `lead`
-    whitespace bytes, `rest` index into the `rests` trie) are grouped by the rest's first byte:
-    group b is [bounds[b], bounds[b + 1])."""
+    `only_ids`/`only_len`: the whitespace-only tokens and their lengths, shortest first. The others
+    (`ids`, `lead` whitespace bytes, `rest` index into the `rests` trie) are grouped by their rest:
+    rest r's tokens are [rest_bounds[r], rest_bounds[r + 1])."""
 
     def __init__(self, trie: ByteTrie) -> None:
         keys = trie.keys
         lead = np.array([len(k) - len(k.lstrip(PAD_BYTES)) for k in keys], dtype=np.int16)
         rows = np.flatnonzero(lead > 0)
         whole = lead[rows] == trie.lengths[rows]
-        self.only_ids: IntArray = trie.ids[rows[whole]]
-        self.only_len = lead[rows[whole]]
+        shortest = np.argsort(lead[rows[whole]], kind="stable")
+        self.only_ids: IntArray = trie.ids[rows[whole]][shortest]
+        self.only_len = lead[rows[whole]][shortest]
         mixed = rows[~whole]
         numbered: dict[bytes, int] = {}
         rest_of = [numbered.setdefault(keys[row][lead[row] :], len(numbered)) for row in mixed.tolist()]
         self.rests = ByteTrie(list(numbered.items()), len(numbered), with_tails=False)
-        first = trie.flat[trie.offsets[mixed] + lead[mixed]]
-        order = np.argsort(first, kind="stable")
+        rest = np.array(rest_of, dtype=np.int32)
+        order = np.argsort(rest, kind="stable")
         self.ids: IntArray = trie.ids[mixed][order]
         self.lead = lead[mixed][order]
-        self.rest: IntArray = np.array(rest_of, dtype=np.int32)[order]
-        self.bounds = np.searchsorted(first[order], np.arange(257))
+        self.rest: IntArray = rest[order]
+        self.rest_bounds = np.searchsorted(self.rest, np.arange(len(numbered) + 1))
 
 
 def scan_runs(

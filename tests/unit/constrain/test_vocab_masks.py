@@ -290,6 +290,10 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
         {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "boolean"}}}},
         '{"a": [true,' + " " * 10,
     ),
+    (  # the same state below with more room: its padded tokens are memoised, sorted by whitespace
+        {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "boolean"}}}},
+        '{"a": [true, ',
+    ),
     ({"type": "object", "properties": {"a": {"type": "object"}}}, '{\n    "a": {\n        "b": 1\n   '),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab",   '),
     (  # two parses (one per anyOf branch), each between tokens
