@@ -337,8 +337,8 @@ def tails_trie(
 ) -> tuple[ByteTrie, IntArray]:
     """The keys of `rows` from `starts` on (their tails), each distinct tail once, as a trie of their
     own, and each row's tail number: a state judges them all by one pruned walk of that trie. Built
-    sorted, with the validity of each tail taken from its token where it can be (the 137,542 tails of
-    one leaving-byte group: 181 -> about 60 ms)."""
+    sorted, with the validity of each tail taken from its token where it can be (a narrow class's
+    group of 15,108 multi-byte tails: 46 -> 17 ms)."""
     keys = trie.keys
     cuts = starts.tolist()
     tails = [keys[row][start:] for row, start in zip(rows.tolist(), cuts, strict=True)]
