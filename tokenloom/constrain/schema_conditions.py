@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tokenloom.constrain.formats import ANNOTATIONS
 from tokenloom.constrain.json_equality import value_key
 from tokenloom.constrain.schema_merge import json_type
 
@@ -21,7 +22,6 @@ from tokenloom.constrain.schema_merge import json_type
 # ("absent",) when the object does not hold D.
 Case = tuple[Any, ...]
 Test = Callable[[Case], bool]
-_NOTES = ("$comment", "description", "title", "examples", "default")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -62,7 +62,7 @@ class _Reader:
 
     def _values(self, schema: Any) -> list[Any] | None:
         """The constants a `properties` entry allows (`const`, or an `enum` of scalars)."""
-        if not isinstance(schema, dict) or set(schema) - {"const", "enum", "type", *_NOTES}:
+        if not isinstance(schema, dict) or set(schema) - {"const", "enum", "type", *ANNOTATIONS}:
             return None
         if "const" in schema and "enum" not in schema:
             values = [schema["const"]]
@@ -87,7 +87,7 @@ class _Reader:
             return None
         if "$ref" in schema:
             schema = self.inline(schema)
-        keys = set(schema) - set(_NOTES)
+        keys = set(schema) - ANNOTATIONS
         if keys - {"properties", "required", "type", "not", "anyOf", "allOf"}:
             return None
         if schema.get("type", "object") not in ("object", ["object"]):
