@@ -22,7 +22,16 @@ from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.parser import ParserState, Stack, feed_text
 from tokenloom.constrain.pattern_mask import costly_patterns, pattern_verdict
 from tokenloom.constrain.regex import DState
-from tokenloom.constrain.trie import BoolArray, ByteTrie, FreeIndex, IntArray, Node, Padding, tails_trie
+from tokenloom.constrain.trie import (
+    BoolArray,
+    ByteTrie,
+    FreeIndex,
+    IntArray,
+    Node,
+    Padding,
+    span_positions,
+    tails_trie,
+)
 
 # (a shared base mask or None, a private base as packed bits or None, ids added, ids taken from the base)
 MaskParts = tuple[BoolArray | None, "np.ndarray | None", IntArray, IntArray]
@@ -832,14 +841,12 @@ def _padded_rows(pad: Padding, below: ParserState) -> tuple[IntArray, npt.NDArra
     hit = memo.get(key)
     if hit is None:
         taken = _rests_taken(pad.rests, below, below.allowed_chars().first_bytes())
-        los, his = pad.rest_bounds[taken], pad.rest_bounds[taken + 1]
-        counts = his - los
-        total = int(counts.sum())
-        at = np.repeat(los - (np.cumsum(counts) - counts), counts) + np.arange(total)
+        los = pad.rest_bounds[taken]
+        at = span_positions(los, pad.rest_bounds[taken + 1] - los)
         leads = pad.lead[at]
         shortest = np.argsort(leads, kind="stable")
         hit = (pad.ids[at][shortest], leads[shortest])
-        if total <= _MEMO_BELOW_IDS:
+        if len(at) <= _MEMO_BELOW_IDS:
             memo[key] = hit
     return hit  # type: ignore[return-value]
 

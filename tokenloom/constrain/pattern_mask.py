@@ -22,7 +22,7 @@ import numpy.typing as npt
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet, utf8_len
 from tokenloom.constrain.native import NATIVE
 from tokenloom.constrain.regex import DState, Regex
-from tokenloom.constrain.trie import BoolArray, ByteTrie
+from tokenloom.constrain.trie import BoolArray, ByteTrie, span_positions
 
 MAX_TABLE_CELLS = 400_000  # DFA states x character classes one pattern's table may hold before giving up
 _MAX_VERDICTS = (
@@ -431,8 +431,7 @@ class PatternTable:
             total = int(counts.sum())
             if not total:
                 break
-            skip = np.cumsum(counts) - counts
-            nodes = np.repeat(lo - skip, counts) + np.arange(total)
+            nodes = span_positions(lo, counts)
             parents = np.repeat(state[bl.base[j - 1] + live], counts)
             nxt = self._step(parents, char_class[bl.level_chars[j][nodes]])
             if nxt is None:

@@ -424,8 +424,7 @@ def _first_last(trie: ByteTrie, bad: BoolArray) -> tuple[npt.NDArray[np.int16], 
         return first, last
     if 2 * len(open_rows) < n:  # only their bytes
         lengths = trie.lengths.take(open_rows).astype(np.int64)
-        starts = np.cumsum(lengths) - lengths
-        flat_at = np.repeat(trie.offsets.take(open_rows) - starts, lengths) + np.arange(int(lengths.sum()))
+        flat_at = span_positions(trie.offsets.take(open_rows), lengths)
         hit = bad.take(flat_at)
         where = flat_at[hit]
         rows = np.repeat(open_rows.astype(np.int32), lengths)[hit]
@@ -439,6 +438,14 @@ def _first_last(trie: ByteTrie, bad: BoolArray) -> tuple[npt.NDArray[np.int16], 
         first[rows.take(firsts)] = trie.pos.take(where.take(firsts))
         last[rows.take(lasts)] = trie.pos.take(where.take(lasts)) + 1
     return first, last
+
+
+def span_positions(
+    starts: npt.NDArray[np.integer[Any]], counts: npt.NDArray[np.integer[Any]]
+) -> npt.NDArray[np.int64]:
+    """The positions of the spans [starts[i], starts[i] + counts[i]) laid end to end, in two numpy
+    calls instead of a concatenation of one arange per span."""
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
 
 
 def _ends_inside_char(tail: bytes) -> bool:
