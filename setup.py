@@ -14,7 +14,7 @@ COMPILED = [
     f"tokenloom/constrain/{name}.py"
     for name in (
         "charset", "trie", "parser", "mask", "regex", "regex_horizon", "pattern_mask", "unique_mask",
-        "schema_ir", "number", "json_frames", "json_containers", "json_objects", "json_unique",
+        "schema_ir", "number", "json_frames", "json_containers", "json_objects", "json_probe", "json_unique",
         "json_partial", "json_checks", "json_values", "tool_section",
     )
 ]  # fmt: skip

@@ -60,6 +60,56 @@ def _settle(combo: Combo, subs: Subs) -> Replacements:
     return [(ComboFrame(combo, subs),)]
 
 
+def joint_run(subs: Subs, driving: int) -> FreeRun | None:
+    """A run every stack of every live sub-parser takes (e.g. all inside the same string value); stateful
+    if one is. The first `driving` subs drive the value, the others only watch it (a `not` part, a
+    probe's checks). A bound must hold for the whole: the driving stacks are all unbounded or all share
+    one bound, and a watching one is unbounded or shares it too (a sub that dies inside the run while
+    another lives on would make the bound a lie)."""
+    driving_runs: list[FreeRun] = []
+    watching: list[FreeRun] = []
+    for i, s in enumerate(subs):
+        if s is None:
+            continue
+        for run in _stack_runs(s):
+            if run is None:
+                return None
+            (driving_runs if i < driving else watching).append(run)
+    if not driving_runs:
+        return None
+    runs = driving_runs + watching
+    klass = runs[0].klass
+    for r in runs[1:]:
+        klass = klass & r.klass
+    stateful = any(r.stateful for r in runs)
+    bounds = {r.remaining for r in driving_runs}
+    if klass.is_empty() or len(bounds) > 1 or (stateful and bounds != {None}):
+        return None
+    bound = bounds.pop()
+    if any(r.remaining is not None and r.remaining != bound for r in watching):
+        return None
+    return FreeRun(klass, bound, stateful)
+
+
+def skipped(subs: Subs, n: int) -> Subs:
+    """The subs after `n` chars of their joint run: stacks in a bounded run skip them, the others are
+    unchanged by them."""
+    out: list[ParserState | None] = []
+    for s in subs:
+        if s is None:
+            out.append(None)
+            continue
+        stacks: list[tuple[Frame, ...]] = []
+        for stack, run in zip(s.stacks, _stack_runs(s), strict=True):
+            top = stack[-1] if stack else None
+            if top is not None and run is not None and run.remaining is not None:
+                stacks.append((*stack[:-1], top.skip(n)))
+            else:
+                stacks.append(stack)
+        out.append(s.grammar.state(tuple(dict.fromkeys(stacks))))
+    return tuple(out)
+
+
 class ComboFrame(Frame):
     """An undecided combination: the sub-parser states of its parts (None: that part rejected)."""
 
@@ -97,50 +147,11 @@ class ComboFrame(Frame):
         return main is not None and main.can_end() and not (neg is not None and neg.can_end())
 
     def free_run(self) -> FreeRun | None:
-        """A run every stack of every live part takes (e.g. all inside the same string value);
-        stateful if one is. A bound must hold for the whole combination: the driving stacks are all
-        unbounded or all share one bound, and a `not` part is unbounded or shares it too (a part
-        that dies inside the run while another lives on would make the bound a lie)."""
-        driving: list[FreeRun] = []
-        vetoing: list[FreeRun] = []
-        for i, s in enumerate(self.subs):
-            if s is None:
-                continue
-            for run in _stack_runs(s):
-                if run is None:
-                    return None
-                (vetoing if self.combo.kind == "not" and i == 1 else driving).append(run)
-        if not driving:
-            return None
-        runs = driving + vetoing
-        klass = runs[0].klass
-        for r in runs[1:]:
-            klass = klass & r.klass
-        stateful = any(r.stateful for r in runs)
-        bounds = {r.remaining for r in driving}
-        if klass.is_empty() or len(bounds) > 1 or (stateful and bounds != {None}):
-            return None
-        bound = bounds.pop()
-        if any(r.remaining is not None and r.remaining != bound for r in vetoing):
-            return None
-        return FreeRun(klass, bound, stateful)
+        """A run every stack of every live part takes (see `joint_run`; a `not` part only vetoes)."""
+        return joint_run(self.subs, len(self.subs) if self.combo.kind == "oneOf" else 1)
 
     def skip(self, n: int) -> ComboFrame:
-        """After `n` run chars: stacks in a bounded run skip them, the others are unchanged by them."""
-        subs: list[ParserState | None] = []
-        for s in self.subs:
-            if s is None:
-                subs.append(None)
-                continue
-            stacks: list[tuple[Frame, ...]] = []
-            for stack, run in zip(s.stacks, _stack_runs(s), strict=True):
-                top = stack[-1] if stack else None
-                if top is not None and run is not None and run.remaining is not None:
-                    stacks.append((*stack[:-1], top.skip(n)))
-                else:
-                    stacks.append(stack)
-            subs.append(s.grammar.state(tuple(dict.fromkeys(stacks))))
-        return ComboFrame(self.combo, tuple(subs))
+        return ComboFrame(self.combo, skipped(self.subs, n))
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """(D, F) as a stack top: the parts' own hints agree on D, parts without one reject D.

@@ -9,6 +9,7 @@ Knows nothing of vocabularies.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -27,7 +28,16 @@ from tokenloom.constrain.json_frames import (
 from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.regex_horizon import horizon_rep
-from tokenloom.constrain.schema_ir import Schema
+from tokenloom.constrain.schema_ir import Carry, Probe, Schema
+
+ProbeStart = Callable[[Probe, "ObjFrame", str, Schema], Replacements]
+_probe_start: list[ProbeStart] = []  # json_probe.start_probe, installed by json_values
+
+
+def install_probe_start(start: ProbeStart) -> None:
+    """`json_values` installs `json_probe.start_probe` here (json_probe builds on ObjFrame, so this module
+    cannot import it)."""
+    _probe_start[:] = [start]
 
 
 class Phase(IntEnum):
@@ -44,10 +54,12 @@ class ObjFrame(Frame):
 
     In the KEY phase `key` is the name so far, or None once it can only be an additional property;
     `pats` are the states of the patternProperties patterns on the name (None: no longer matching).
-    In the COLON phase `value` is the schema of the coming value.
+    In the COLON phase `value` is the schema of the coming value (and `key` its name, where `carry` checks
+    that value). `carry` is set on an object read under a probe (`schema_ir.Carry`): it gathers the
+    probe's features, and the object ends in the frame the probe picks instead of being popped.
     """
 
-    __slots__ = ("code", "depth", "esc", "key", "num", "pats", "phase", "pos", "schema", "value")
+    __slots__ = ("carry", "code", "depth", "esc", "key", "num", "pats", "phase", "pos", "schema", "value")
 
     schema: Schema
     phase: Phase
@@ -59,6 +71,7 @@ class ObjFrame(Frame):
     esc: int  # escape progress inside a property name, as in StrFrame
     pats: tuple[DState | None, ...]
     code: int
+    carry: Carry | None
 
     def __init__(
         self,
@@ -72,6 +85,7 @@ class ObjFrame(Frame):
         esc: int = 0,
         pats: tuple[DState | None, ...] = (),
         code: int = 0,
+        carry: Carry | None = None,
     ) -> None:
         self._hash = 0
         self.schema = schema
@@ -84,6 +98,7 @@ class ObjFrame(Frame):
         self.esc = esc
         self.pats = pats
         self.code = code
+        self.carry = carry
 
     def identity(self) -> tuple[object, ...]:
         return (
@@ -97,6 +112,7 @@ class ObjFrame(Frame):
             self.esc,
             self.pats,
             self.code,
+            self.carry,
         )
 
     def _candidates(self) -> tuple[tuple[int, str], ...]:
@@ -202,7 +218,7 @@ class ObjFrame(Frame):
                 key = None  # can only be an additional (or pattern) property from here on
         if key is None and s.additional is None and not live:
             return []
-        return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats),)]
+        return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry),)]
 
     def _key_escape(self, c: str) -> Replacements:
         """A backslash escape inside a name (`esc` 1: after the backslash, 2..5: \\uXXXX digits)."""
@@ -228,7 +244,17 @@ class ObjFrame(Frame):
 
     def _escaping(self, esc: int, code: int) -> ObjFrame:
         return ObjFrame(
-            self.schema, Phase.KEY, self.pos, self.num, self.key, None, self.depth, esc, self.pats, code
+            self.schema,
+            Phase.KEY,
+            self.pos,
+            self.num,
+            self.key,
+            None,
+            self.depth,
+            esc,
+            self.pats,
+            code,
+            self.carry,
         )
 
     def feed(self, c: str) -> Replacements:
@@ -242,7 +268,13 @@ class ObjFrame(Frame):
                 close = self._close_key()
                 if close is None:
                     return []
-                colon = ObjFrame(s, Phase.COLON, close[0], self.num, None, close[1], self.depth)
+                carry, name = self.carry, None
+                if carry is not None and self.key is not None:  # a name the probe's features may count
+                    carry = carry.present(self.key)
+                    name = self.key if self.key in carry.probe.checks else None
+                colon = ObjFrame(
+                    s, Phase.COLON, close[0], self.num, name, close[1], self.depth, 0, (), 0, carry
+                )
                 return [(colon, WsFrame(0, self.depth))]
             if not JSON_STRING_FREE.contains_cp(ord(c)):
                 return []
@@ -252,23 +284,44 @@ class ObjFrame(Frame):
                 return []
             # past its bounds the count changes nothing: capped, so the entries of a map share states
             num = min(self.num + 1, max(s.min_props, s.max_props or 0) + 1)
-            after = ObjFrame(s, Phase.AFTER_VALUE, self.pos, num, "", None, self.depth)
+            after = ObjFrame(s, Phase.AFTER_VALUE, self.pos, num, "", None, self.depth, 0, (), 0, self.carry)
+            if self.carry is not None and self.key is not None:  # a value the probe checks
+                return _probe_start[0](self.carry.probe, after, self.key, self.value)
+            if self.value.probe is not None:  # a value whose features pick the rest of the object
+                return _probe_start[0](self.value.probe, after, "", self.value.probe.value)
             ws = WsFrame(0, self.depth)
             return [(after, ws, ValueFrame(self.value, self.depth), ws)]
         if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):
             pats = tuple(r.initial for r in s.pattern_props) if s.pattern_props else ()
             key = "" if s.props else None  # None: no name to follow, the name is free from its first char
-            return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats),)]
+            return [
+                (ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry),)
+            ]
         if c == "}" and ph is not Phase.AFTER_COMMA and self._can_close():
-            return [()]
+            return [self._resumed()] if self.carry is not None else [()]
         if c == "," and ph is Phase.AFTER_VALUE and self._more_keys():
             return [
                 (
-                    ObjFrame(s, Phase.AFTER_COMMA, self.pos, self.num, "", None, self.depth),
+                    ObjFrame(
+                        s, Phase.AFTER_COMMA, self.pos, self.num, "", None, self.depth, 0, (), 0, self.carry
+                    ),
                     WsFrame(0, self.depth),
                 )
             ]
         return []
+
+    def _resumed(self) -> tuple[Frame, ...]:
+        """Where an object read under a probe ends: the object around it goes on (before its `,` or `}`)
+        under the node the probe picks by the features gathered."""
+        carry = self.carry
+        assert carry is not None  # internal: only an object under a probe resumes another
+        after = carry.after
+        assert isinstance(after, ObjFrame)  # internal: a Carry holds the frame of the object around
+        picked = carry.probe.pick(carry.features)
+        resumed = ObjFrame(
+            picked, Phase.AFTER_VALUE, after.pos, after.num, "", None, after.depth, 0, (), 0, after.carry
+        )
+        return (resumed, WsFrame(0, after.depth))
 
     def can_end(self) -> bool:
         return False
@@ -314,7 +367,9 @@ class ObjFrame(Frame):
         rest = name[len(self.key) :]
         if not all(JSON_STRING_FREE.contains_cp(ord(ch)) for ch in rest):
             return None
-        whole = ObjFrame(s, Phase.KEY, self.pos, self.num, name, None, self.depth, 0, self.pats)
+        whole = ObjFrame(
+            s, Phase.KEY, self.pos, self.num, name, None, self.depth, 0, self.pats, 0, self.carry
+        )
         return rest + '"', whole.feed('"')
 
     def takes_any_name(self) -> bool:
@@ -356,7 +411,9 @@ class ObjFrame(Frame):
             return None
         if _refused_for_good(s, pats):
             return None
-        target = ObjFrame(s, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
+        target = ObjFrame(
+            s, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats), 0, self.carry
+        )
         if klass.is_empty() or target == self:
             return None
         if any(pats[i] is not None for i in _refusing(s)) and target.free_run() is None:
@@ -390,6 +447,7 @@ class ObjFrame(Frame):
             self.esc,
             pats,
             self.code,
+            self.carry,
         )
 
     def skip(self, n: int) -> Frame:
@@ -403,7 +461,9 @@ class ObjFrame(Frame):
             return self
         pats = list(self.pats)
         pats[live[0]] = d.advance(n, chain[0])
-        return ObjFrame(self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats))
+        return ObjFrame(
+            self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats), 0, self.carry
+        )
 
 
 # Name lookups by (schema, position, name so far): every new parser state asks them again, and the

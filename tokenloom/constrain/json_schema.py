@@ -25,6 +25,8 @@ from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reach
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
 from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
 from tokenloom.constrain.schema_objects import ANY_ORDER, ObjectKeywords, count
+from tokenloom.constrain.schema_probes import PROBE, ProbePlan, probe_plan
+from tokenloom.constrain.schema_probing import ProbeKeywords
 from tokenloom.errors import GrammarError
 
 MAX_NODES = 20_000
@@ -88,7 +90,7 @@ def _says_something(key: str, value: Any) -> bool:
     return not any(value == v and type(value) is type(v) for v in _NO_OPS.get(key, ()))
 
 
-class SchemaCompiler(ObjectKeywords):
+class SchemaCompiler(ObjectKeywords, ProbeKeywords):
     """Turns one root schema into IR nodes; `param` prefixes error locations."""
 
     def __init__(self, root: Any, param: str = "schema") -> None:
@@ -196,6 +198,10 @@ class SchemaCompiler(ObjectKeywords):
         """`merge` of two flattened dicts. A dict holds one if/then/else, so two conditionals become one
         nested in the other (see `nest_conditions`); past MAX_CONDITIONS in one dict, or unless `nest`,
         the earlier one is dropped and `if` is named unenforced."""
+        if PROBE in a and PROBE in b:  # two objects' conditions on earlier properties: the first kept
+            self.dropped.append("if")
+            self.unenforced.add("if")
+            b = {k: v for k, v in b.items() if k != PROBE}
         if "if" in a and "if" in b:
             folded = a.get(_CONDITIONS, 1) + b.get(_CONDITIONS, 1)
             if nest and folded <= MAX_CONDITIONS:
@@ -255,13 +261,17 @@ class SchemaCompiler(ObjectKeywords):
             parts = [self.scoped(part, [merged, *parts[:i], *parts[i + 1 :]]) for i, part in enumerate(parts)]
             held = sum(part.get(_CONDITIONS, 1) for part in (merged, *parts) if "if" in part)
             chain = self.value_chain(merged, parts, param) if held > MAX_CONDITIONS else None
-            if chain is not None:
+            plan = self.probe_plan(merged, parts, param) if held > MAX_CONDITIONS and chain is None else None
+            if chain is not None or plan is not None:
                 merged = {k: v for k, v in merged.items() if k not in _CONDITION_KEYS}
                 parts = [{k: v for k, v in part.items() if k not in _CONDITION_KEYS} for part in parts]
                 self.keep.extend((merged, *parts))
-                parts.append(chain)
+                if chain is not None:
+                    parts.append(chain)
             for part in parts:
                 merged = self.join(merged, part, nest=held <= MAX_CONDITIONS or chain is not None)
+            if plan is not None:
+                merged[PROBE] = plan
             schema = merged
         self.keep.append(schema)
         return schema
@@ -282,6 +292,17 @@ class SchemaCompiler(ObjectKeywords):
         chain, made = got
         self.keep.extend(made)
         return chain
+
+    def probe_plan(self, own: dict[str, Any], parts: list[dict[str, Any]], param: str) -> ProbePlan | None:
+        """The conditionals of an allOf as conditions on an earlier property (see schema_probes.py), where
+        neither nesting them nor `value_chain` can: popxf's eight. Only where the value is an object."""
+        held = [d for d in (own, *parts) if "if" in d]
+        if any(d.get(_CONDITIONS, 1) != 1 for d in held) or own.get("type") not in ("object", ["object"]):
+            return None
+        base = own
+        for part in parts:
+            base = merge(base, {k: v for k, v in part.items() if k not in _CONDITION_KEYS})
+        return probe_plan(base, held, lambda ref: self.flatten(ref, f"{param}.if", 1))
 
     def scoped(self, part: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
         """A merged part's own unevaluatedProperties sees only the names that part evaluates. Merged
@@ -412,6 +433,8 @@ class SchemaCompiler(ObjectKeywords):
         node.types = self.types(s, param)
         if "object" in node.types:
             self.fill_object(node, s, param, depth)
+        if PROBE in s:
+            self.fill_probe(node, s, param, depth)
         if "array" in node.types:
             self.fill_array(node, s, param, depth)
         if "string" in node.types:

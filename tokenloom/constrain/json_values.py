@@ -1,7 +1,8 @@
 """The one value dispatch of the JSON frames: which frames a value opens with its first character.
 
-It imports every frame module (objects, arrays, strings, numbers, literals, oneOf/not combinations) and
-installs itself in `json_frames`, so those modules push `ValueFrame`s without importing it: no import circle.
+It imports every frame module (objects, arrays, strings, numbers, literals, oneOf/not combinations, probed
+values) and installs itself in `json_frames`, so those modules push `ValueFrame`s without importing it: no
+import circle (and `json_probe.start_probe` in `json_objects`, which json_probe builds on).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from tokenloom.constrain.json_checks import start_combo
 from tokenloom.constrain.json_containers import ArrFrame, StrFrame
 from tokenloom.constrain.json_frames import EnumFrame, NumFrame, Replacements, WsFrame, install_value_dispatch
-from tokenloom.constrain.json_objects import ObjFrame, Phase
+from tokenloom.constrain.json_objects import ObjFrame, Phase, install_probe_start
+from tokenloom.constrain.json_probe import start_probe
 from tokenloom.constrain.json_unique import Slot, UniqFrame
 from tokenloom.constrain.number import number_chars
 from tokenloom.constrain.schema_ir import Schema
@@ -46,3 +48,4 @@ def start_value(schema: Schema, c: str, depth: int = 0) -> Replacements:
 
 
 install_value_dispatch(start_value)
+install_probe_start(start_probe)

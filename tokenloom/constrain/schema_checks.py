@@ -80,6 +80,7 @@ def settle(
             if any(p in lossy for p in chk.critical):
                 pending_checks.remove(chk)
                 chk.node.combo = None
+                chk.node.probe = None
                 chk.node.options = chk.fallback
                 unenforced.add(chk.keyword)
                 chk.node.lossy = changed = True

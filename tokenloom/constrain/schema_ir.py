@@ -50,6 +50,92 @@ class Combo:
         return acc
 
 
+class Probe:
+    """Conditions on an earlier property P, decided once P's value is read (`schema_probes`, `json_probe`).
+
+    Reading P's value gives *features*. For a scalar P: whether it satisfies each of `whole`. For an
+    object P: which of `names` it holds, then whether the values of some of its properties satisfy their
+    `checks` (True until read: an absent property satisfies its `properties` entry). Each atom the `if`s
+    ask about is the conjunction of the features in its `terms`; the atoms' verdicts pick, through
+    `cases`, the object node the rest of the object follows (`fallback`, the object's own node, for a
+    vector the compiler ruled out). `starts` caches the sub-parsers' initial states per (property, depth,
+    the property's schema).
+    """
+
+    __slots__ = ("cases", "checks", "fallback", "initial", "names", "starts", "terms", "value", "whole")
+
+    def __init__(
+        self,
+        value: Schema,
+        whole: tuple[Schema, ...],
+        names: tuple[str, ...],
+        checks: dict[str, tuple[tuple[int, Schema], ...]],
+        terms: tuple[tuple[int, ...], ...],
+        fallback: Schema,
+    ) -> None:
+        self.value = value  # P's own schema
+        self.whole = whole
+        self.names = names
+        self.checks = checks
+        self.terms = terms
+        self.cases: dict[tuple[bool, ...], Schema] = {}
+        self.fallback = fallback
+        count = sum(len(c) for c in checks.values())
+        self.initial: tuple[bool, ...] = (False,) * len(names) + (True,) * count
+        self.starts: dict[tuple[str, int, Schema], tuple[ParserState, ...]] = {}
+
+    def parts(self) -> tuple[Schema, ...]:
+        """The nodes it reads values against and the nodes it picks."""
+        checks = tuple(node for c in self.checks.values() for _, node in c)
+        return (self.value, *self.whole, *checks, *self.cases.values())
+
+    def pick(self, features: tuple[bool, ...]) -> Schema:
+        verdicts = tuple(all(features[i] for i in term) for term in self.terms)
+        return self.cases.get(verdicts, self.fallback)
+
+
+class Carry:
+    """What the object frame of an object P carries while P's value is read under a probe: the probe, the
+    object frame P's value ends in (before the pick) and the features so far. Immutable; equal by value."""
+
+    __slots__ = ("_hash", "after", "features", "probe")
+
+    def __init__(self, probe: Probe, after: object, features: tuple[bool, ...]) -> None:
+        self.probe = probe
+        self.after = after  # json_objects.ObjFrame (a frame: this module knows none)
+        self.features = features
+        self._hash = 0
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if not h:
+            h = self._hash = hash((id(self.probe), self.after, self.features)) or 1
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Carry):
+            return False
+        return self.probe is other.probe and self.features == other.features and self.after == other.after
+
+    def present(self, name: str) -> Carry:
+        """After P's property `name` was named."""
+        names = self.probe.names
+        if name not in names:
+            return self
+        features = list(self.features)
+        features[names.index(name)] = True
+        return Carry(self.probe, self.after, tuple(features))
+
+    def checked(self, slots: tuple[int, ...], verdicts: tuple[bool, ...]) -> Carry:
+        """After a value whose checks fill the features `slots` gave `verdicts`."""
+        features = list(self.features)
+        for slot, verdict in zip(slots, verdicts, strict=True):
+            features[slot] = verdict
+        return Carry(self.probe, self.after, tuple(features))
+
+
 class Schema:
     """One schema location; `options` set means anyOf over them and the other fields are unused;
     `combo` set means the value is checked by that combination and the other fields are unused."""
@@ -85,6 +171,7 @@ class Schema:
         "prefix",
         "prefix_found",
         "prefix_missed",
+        "probe",
         "props",
         "regex",
         "required",
@@ -97,6 +184,7 @@ class Schema:
         self.types: frozenset[str] = ALL_TYPES
         self.options: tuple[Schema, ...] | None = None
         self.combo: Combo | None = None
+        self.probe: Probe | None = None  # a property value whose checks pick the rest of its object
         self.literals: tuple[str, ...] | None = None  # enum/const as compact JSON texts
         self.lossy = False  # a keyword here is ignored: this node accepts more than the schema says
         self.props: tuple[tuple[str, Schema], ...] = ()
@@ -179,6 +267,8 @@ class Schema:
         kids: list[Schema | None] = [*(self.options or ())]
         if self.combo is not None:
             kids.extend(self.combo.parts)
+        if self.probe is not None:
+            kids.extend(self.probe.parts())
         kids.extend(value for _, value in self.props)
         kids.extend(self.prefix)
         kids.extend(self.pattern_sets.values())

@@ -17,7 +17,7 @@ from tokenloom.constrain.compiled import compiled_modules, stale
 # sets, the trie.
 COMPILED = {
     "charset", "trie", "parser", "mask", "regex", "regex_horizon", "pattern_mask", "unique_mask",
-    "schema_ir", "number", "json_frames", "json_containers", "json_objects", "json_unique",
+    "schema_ir", "number", "json_frames", "json_containers", "json_objects", "json_probe", "json_unique",
     "json_partial", "json_checks", "json_values",
 }  # fmt: skip
 

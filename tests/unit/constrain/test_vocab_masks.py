@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests.unit.constrain.conftest import Greedy, force, mask_ids
+from tests.unit.constrain.test_probes import PROBED, PROBED_NUMBER
 from tokenloom.constrain import compile
 from tokenloom.constrain.constraint import HORIZON
 from tokenloom.constrain.mask import feed_bytes
@@ -319,6 +320,17 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
         },
         '{"a',
     ),
+    # conditions on an earlier property: an object P read as usual, its checked values (a string run
+    # their checks share) beside checks, P's end resuming the object around it; a scalar P that may go
+    # on or end; after the verdicts picked the later property's schema
+    (PROBED, '{"meta": {"kind": "a'),
+    (PROBED, '{"meta": {"n": 1'),
+    (PROBED, '{"meta": {"kind": "a"}'),
+    (PROBED, '{"meta": {"kind": "a"}, "data": {"'),
+    (PROBED, '{"meta": {"n": 1}, "data": {"y": 1'),
+    (PROBED_NUMBER, '{"meta": 12'),
+    (PROBED_NUMBER, '{"meta": 12, "data": "a'),
+    (PROBED_NUMBER, '{"meta": -3, "data": "a'),
 ]
 
 
