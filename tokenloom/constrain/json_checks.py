@@ -15,6 +15,7 @@ from __future__ import annotations
 from tokenloom.constrain.charset import EMPTY, CharSet
 from tokenloom.constrain.json_frames import ValueFrame
 from tokenloom.constrain.parser import Frame, FreeRun, Grammar, ParserState, stack_run
+from tokenloom.constrain.regex import DState
 from tokenloom.constrain.schema_ir import Combo
 
 Subs = tuple[ParserState | None, ...]
@@ -110,6 +111,23 @@ def skipped(subs: Subs, n: int) -> Subs:
     return tuple(out)
 
 
+def _hint(s: ParserState) -> tuple[CharSet, ParserState] | None:
+    """A part's delegation hint (ParserState.delegate); also where the part is in a counted run (a
+    minLength not reached yet) that one char takes into an unlimited run: every char of both runs then
+    leads to that one state (a `not` over a string's start, `minLength: 1` beside `not: {pattern}`)."""
+    hint = s.delegate()
+    if hint is not None:
+        return hint
+    run = s.free_run()
+    if run is None or run[0].remaining is None or run[0].stateful or run[0].remaining < 1:
+        return None
+    after = s.skip(1)
+    later = after.free_run()
+    if later is None or later[0].remaining is not None or later[0].stateful:
+        return None
+    return run[0].klass & later[0].klass, after
+
+
 class ComboFrame(Frame):
     """An undecided combination: the sub-parser states of its parts (None: that part rejected)."""
 
@@ -153,6 +171,24 @@ class ComboFrame(Frame):
     def skip(self, n: int) -> ComboFrame:
         return ComboFrame(self.combo, skipped(self.subs, n))
 
+    def pattern(self) -> tuple[DState, int, int, int | None] | None:
+        """The pattern string every live part reads (one same top frame in each, as two `oneOf` branches
+        of an object read one property's value): the whole-vocabulary pattern pass then judges the
+        tokens inside the string, alike for every part, and those that close it go on from `popped()`."""
+        top: Frame | None = None
+        for s in self.subs:
+            if s is None:
+                continue
+            mine = s.common_top()
+            if mine is None or (top is not None and mine != top):
+                return None
+            top = mine
+        return top.pattern() if top is not None else None
+
+    def popped(self) -> ComboFrame:
+        """This combination once the string `pattern` names closes in every part."""
+        return ComboFrame(self.combo, tuple(None if s is None else s.closed() for s in self.subs))
+
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """(D, F) as a stack top: the parts' own hints agree on D, parts without one reject D.
 
@@ -161,7 +197,7 @@ class ComboFrame(Frame):
         klass: CharSet | None = None
         targets: list[ParserState | None] = []
         for s in self.subs:
-            hint = s.delegate() if s is not None else None
+            hint = _hint(s) if s is not None else None
             targets.append(hint[1] if hint is not None else None)
             if hint is not None:
                 klass = hint[0] if klass is None else klass & hint[0]

@@ -244,6 +244,17 @@ _REFUSED_TUPLES: dict[str, Any] = {  # popxf's names: anything but a stringified
     "definitions": {"tuple": {"type": "string", "pattern": "^\\(\\s*'[^']*'\\s*(,\\s*'[^']*'\\s*)*\\)$"}},
 }
 
+_ONE_OF_PATTERN: dict[str, Any] = {  # rust-toolchain's channel, inside an object whose oneOf overlaps
+    "type": "object",
+    "properties": {"c": {"type": "string", "pattern": "^(?:stable|\\d+(?:\\.\\d+){1,2})(?:-[a-z]+)?$"}},
+    "oneOf": [{"required": ["c"]}, {"required": ["d"]}],
+}
+
+_RELATIVE_PATH: dict[str, Any] = {
+    "type": "object",
+    "properties": {"p": {"type": "string", "minLength": 1, "not": {"pattern": "^(?:[A-Za-z]:|/|\\\\)"}}},
+}
+
 CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "a'),
     ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, '["ab", "ab'),
@@ -320,6 +331,15 @@ CHECKED_PREFIXES: list[tuple[dict[str, Any], str]] = [
         },
         '{"a',
     ),
+    # a pattern string read by both branches of an overlapping oneOf: the pattern pass judges its
+    # tokens for the combination (tokens closing it go on in each branch)
+    (_ONE_OF_PATTERN, '{"c": "1.'),
+    (_ONE_OF_PATTERN, '{"c": "1.2'),
+    (_ONE_OF_PATTERN, '{"c": "stable-'),
+    # `not` over a string's start beside minLength 1 (codex's relative paths): chars the negated pattern
+    # cannot start with hand the string to its own run from the first char
+    (_RELATIVE_PATH, '{"p": "'),
+    (_RELATIVE_PATH, '{"p": "C'),
     # conditions on an earlier property: an object P read as usual, its checked values (a string run
     # their checks share) beside checks, P's end resuming the object around it; a scalar P that may go
     # on or end; after the verdicts picked the later property's schema
