@@ -76,8 +76,19 @@ class OpenFrame(Frame):
                 out.append((ObjFrame(alt, Phase.OPEN, depth=depth + 1, carry=carry), WsFrame(0, depth + 1)))
                 continue
             # not a plain object (the compiler saw none): read as usual, D as its own schema says
+            after = self.after
             fallback = ObjFrame(
-                self.probe.fallback, Phase.AFTER_VALUE, self.after.pos, self.after.num, "", None, depth
+                self.probe.fallback,
+                Phase.AFTER_VALUE,
+                after.pos,
+                after.num,
+                "",
+                None,
+                depth,
+                0,
+                (),
+                0,
+                after.carry,
             )
             below = (fallback, WsFrame(0, depth))
             out.extend(below + stack for stack in ValueFrame(alt, depth).feed(c))

@@ -171,9 +171,14 @@ class _Reader:
 
     def conditional(self, d: dict[str, Any]) -> bool:
         """One if/then/else: directly, or (`if` about D, `then` about P) by its contrapositive."""
+        mark = len(self.keys)
         test = self.test(d["if"])
         if test is not None:
             return self.parts(d.get("then", True), test) and self.parts(d.get("else", True), _negated(test))
+        del (
+            self.keys[mark:],
+            self.plan.atoms[mark:],
+        )  # what a partial reading added would be checked for nothing
         if "else" in d:
             return False
         about_d = self._plain(d["if"], frozenset({"properties", "required", "type"}))
