@@ -107,6 +107,7 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
         self.all_ofs: dict[tuple[int, ...], dict[str, Any]] = {}
         self.dropped: list[str] = []  # keywords `join` could not keep (see there), in order
         self.deferred: list[tuple[Schema, dict[str, Any], str]] = []  # nodes to fill (see DEFER_DEPTH)
+        self.probed: list[Schema] = []  # values read under a probe (see `settle_probes`)
         # "x-tokenloom-any-order" at the root applies to every object that does not say otherwise
         self.any_order = root.get(ANY_ORDER, False) if isinstance(root, dict) else False
 
@@ -119,6 +120,7 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
         while self.deferred:
             node, schema, param = self.deferred.pop()
             self.build(node, schema, param, 0)
+        self.settle_probes()
         settle(list(self.nodes.values()), self.literal_checks, self.one_ofs, self.checks, self.unenforced)
         if root.first_chars().is_empty():
             raise GrammarError(

@@ -24,6 +24,8 @@ class ProbeKeywords:
     param: str
     keep: list[Any]
     checks: list[Check]
+    one_ofs: list[Schema]
+    probed: list[Schema]
 
     def __init__(self, root: Any, param: str = "schema") -> None:
         raise NotImplementedError
@@ -73,10 +75,32 @@ class ProbeKeywords:
         probed = Schema()
         probed.options = (value,)
         probed.probe = probe
+        self.probed.append(probed)
         node.props = (*node.props[:at], (plan.probe, probed), *node.props[at + 1 :])
         # a check that ignores a keyword could pick the wrong case: then P is read alone, D as it is
         checks = tuple(c for c in probe.parts() if c is not value and c not in probe.cases.values())
         self.checks.append(Check(probed, "if", checks, (value,)))
+
+    def settle_probes(self) -> None:
+        """Before `settle`: an object P must stay plain objects, but settle will make an overlapping `oneOf`
+        among P's alternatives a checked combination, whose frames carry no features. Then P is read
+        alone, D as its own schema says, and `if` is named (the node is lossy before settle, so a
+        negation around it falls back too)."""
+        pending = set(self.one_ofs)
+        for probed in self.probed:
+            probe = probed.probe
+            if probe is None or probe.whole:
+                continue
+            todo, seen = [probe.value], set()
+            while todo:
+                n = todo.pop()
+                if n in seen:
+                    continue
+                seen.add(n)
+                todo.extend(n.options or ())
+            if seen & pending:
+                probed.probe = None
+                self.ignore(probed, "if")
 
     def probe_of(self, node: Schema, value: Schema, plan: ProbePlan, param: str, depth: int) -> Probe | None:
         """How P's value is read: an object P as usual, with checks beside the values of the properties the

@@ -184,3 +184,15 @@ def test_the_later_property_must_come_later() -> None:
     schema["properties"] = {"data": schema["properties"]["data"], "meta": schema["properties"]["meta"]}
     _, unenforced, _ = build(spec_of({"json_schema": schema}))
     assert "if" in unenforced
+
+
+def test_an_object_p_read_by_a_checked_one_of_leaves_them_named_unenforced() -> None:
+    """An overlapping `oneOf` of P's own becomes a checked combination, whose frames carry no features:
+    P is then read alone and D as its own schema says, and `if` is named."""
+    schema = copy.deepcopy(PROBED)
+    schema["properties"]["meta"]["oneOf"] = [{"required": ["kind"]}, {"required": ["n"]}]
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "if" in unenforced
+    value = {"meta": {"kind": "b"}, "data": {"x": 1, "y": 2}}
+    assert jsonschema.Draft7Validator(schema).is_valid(value)
+    assert _ours(schema, value)
