@@ -13,6 +13,7 @@ from tokenloom.constrain.schema_checks import Check
 from tokenloom.constrain.schema_finite import finite_nodes, reachable
 from tokenloom.constrain.schema_ir import Probe, Schema
 from tokenloom.constrain.schema_probes import PROBE, ProbePlan, Verdicts, object_features
+from tokenloom.errors import GrammarError
 
 MAX_CASES = 64  # verdict vectors some value of P may give; past it the conditions are left unenforced
 
@@ -26,6 +27,7 @@ class ProbeKeywords:
     checks: list[Check]
     one_ofs: list[Schema]
     probed: list[Schema]
+    deadline: float
 
     def __init__(self, root: Any, param: str = "schema") -> None:
         raise NotImplementedError
@@ -139,22 +141,33 @@ class ProbeKeywords:
         its own compiles the conjunctions: what they would leave in this one's lists (checks, keywords
         named unenforced, nodes shared with the real schema) only answers this question."""
         scratch = type(self)(self.root, self.param)
+        scratch.deadline = self.deadline  # the compile's own time limit holds for this work too
         negated = [{"not": atom} for atom in atoms]
         scratch.keep.extend(negated)
-        out: list[Verdicts] = []
-        todo: list[Verdicts] = [()]
-        while todo:
-            prefix = todo.pop()
-            if len(prefix) == len(atoms):
-                out.append(prefix)
-                if len(out) > MAX_CASES:
-                    return None
-                continue
-            for verdict in (False, True):
-                vector = (*prefix, verdict)
-                said = {"allOf": [a if v else n for a, n, v in zip(atoms, negated, vector, strict=False)]}
-                scratch.keep.append(said)
-                conjunction = scratch.node(said, param, 0)
-                if conjunction in finite_nodes(reachable(conjunction)):
-                    todo.append(vector)
-        return out
+        try:
+            return _vectors(scratch, atoms, negated, param)
+        except GrammarError:  # too large or too slow to tell: the conditions are named unenforced instead
+            return None
+
+
+def _vectors(
+    scratch: ProbeKeywords, atoms: list[Any], negated: list[Any], param: str
+) -> list[Verdicts] | None:
+    """`ProbeKeywords.feasible`'s search, with `scratch` compiling the conjunctions."""
+    out: list[Verdicts] = []
+    todo: list[Verdicts] = [()]
+    while todo:
+        prefix = todo.pop()
+        if len(prefix) == len(atoms):
+            out.append(prefix)
+            if len(out) > MAX_CASES:
+                return None
+            continue
+        for verdict in (False, True):
+            vector = (*prefix, verdict)
+            said = {"allOf": [a if v else n for a, n, v in zip(atoms, negated, vector, strict=False)]}
+            scratch.keep.append(said)
+            conjunction = scratch.node(said, param, 0)
+            if conjunction in finite_nodes(reachable(conjunction)):
+                todo.append(vector)
+    return out

@@ -196,3 +196,24 @@ def test_an_object_p_read_by_a_checked_one_of_leaves_them_named_unenforced() -> 
     value = {"meta": {"kind": "b"}, "data": {"x": 1, "y": 2}}
     assert jsonschema.Draft7Validator(schema).is_valid(value)
     assert _ours(schema, value)
+
+
+def test_too_many_cases_leave_them_named_unenforced() -> None:
+    """Seven independent conditions make 128 verdict vectors, past MAX_CASES: the compile goes on with
+    `if` named, instead of compiling a node per case."""
+    names = "abcdefg"
+    schema = {
+        "type": "object",
+        "properties": {"meta": {"type": "object", "properties": {n: {} for n in names}}, "data": {}},
+        "required": ["meta", "data"],
+        "allOf": [
+            {
+                "if": {"properties": {"meta": {"required": [n]}}},
+                "then": {"properties": {"data": {"not": {"const": n}}}},
+            }
+            for n in names
+        ],
+    }
+    _, unenforced, _ = build(spec_of({"json_schema": schema}))
+    assert "if" in unenforced
+    assert schema_accepts(schema, '{"meta": {"a": 1}, "data": "a"}')
