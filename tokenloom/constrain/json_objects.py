@@ -317,11 +317,13 @@ class ObjFrame(Frame):
         assert carry is not None  # internal: only an object under a probe resumes another
         after = carry.after
         assert isinstance(after, ObjFrame)  # internal: a Carry holds the frame of the object around
-        picked = carry.probe.pick(carry.features)
-        resumed = ObjFrame(
-            picked, Phase.AFTER_VALUE, after.pos, after.num, "", None, after.depth, 0, (), 0, after.carry
-        )
-        return (resumed, WsFrame(0, after.depth))
+        return after.going_on(carry.probe.pick(carry.features), after.carry)
+
+    def going_on(self, schema: Schema, carry: Carry | None) -> tuple[Frame, Frame]:
+        """This frame after a value (AFTER_VALUE) under `schema` and `carry` instead of its own, with the
+        whitespace before its `,` or `}`: where a value read under a probe leaves its object."""
+        after = ObjFrame(schema, Phase.AFTER_VALUE, self.pos, self.num, "", None, self.depth, 0, (), 0, carry)
+        return (after, WsFrame(0, self.depth))
 
     def can_end(self) -> bool:
         return False

@@ -76,21 +76,7 @@ class OpenFrame(Frame):
                 out.append((ObjFrame(alt, Phase.OPEN, depth=depth + 1, carry=carry), WsFrame(0, depth + 1)))
                 continue
             # not a plain object (the compiler saw none): read as usual, D as its own schema says
-            after = self.after
-            fallback = ObjFrame(
-                self.probe.fallback,
-                Phase.AFTER_VALUE,
-                after.pos,
-                after.num,
-                "",
-                None,
-                depth,
-                0,
-                (),
-                0,
-                after.carry,
-            )
-            below = (fallback, WsFrame(0, depth))
+            below = self.after.going_on(self.probe.fallback, self.after.carry)
             out.extend(below + stack for stack in ValueFrame(alt, depth).feed(c))
         return out
 
@@ -122,14 +108,8 @@ def _continued(probe: Probe, after: ObjFrame, name: str, verdicts: tuple[bool, .
     carry = after.carry
     if name and carry is not None:
         slots = tuple(slot for slot, _ in probe.checks[name])
-        carry = carry.checked(slots, verdicts)
-        schema = after.schema
-    else:
-        schema = probe.pick(verdicts)
-    resumed = ObjFrame(
-        schema, Phase.AFTER_VALUE, after.pos, after.num, "", None, after.depth, 0, (), 0, carry
-    )
-    return (resumed, WsFrame(0, after.depth))
+        return after.going_on(after.schema, carry.checked(slots, verdicts))
+    return after.going_on(probe.pick(verdicts), carry)
 
 
 def _settled(probe: Probe, after: ObjFrame, name: str, subs: Subs) -> Replacements:

@@ -84,10 +84,13 @@ class Probe:
         self.initial: tuple[bool, ...] = (False,) * len(names) + (True,) * count
         self.starts: dict[tuple[str, int, Schema], tuple[ParserState, ...]] = {}
 
+    def check_nodes(self) -> tuple[Schema, ...]:
+        """The nodes values are checked against (a scalar P's, or the checks of an object P's properties)."""
+        return (*self.whole, *(node for c in self.checks.values() for _, node in c))
+
     def parts(self) -> tuple[Schema, ...]:
         """The nodes it reads values against and the nodes it picks."""
-        checks = tuple(node for c in self.checks.values() for _, node in c)
-        return (self.value, *self.whole, *checks, *self.cases.values())
+        return (self.value, *self.check_nodes(), *self.cases.values())
 
     def pick(self, features: tuple[bool, ...]) -> Schema:
         verdicts = tuple(all(features[i] for i in term) for term in self.terms)

@@ -222,6 +222,7 @@ class Features:
     names: list[str] = field(default_factory=list)
     checks: list[tuple[str, Any]] = field(default_factory=list)  # (P's property, schema of its value)
     terms: list[tuple[int, ...]] = field(default_factory=list)  # per atom, the features it needs
+    keys: list[tuple[str, str]] = field(default_factory=list)  # each check as (name, canonical text)
 
     def _name(self, name: str) -> int:
         if name not in self.names:
@@ -230,11 +231,10 @@ class Features:
 
     def _check(self, name: str, schema: Any) -> int:
         key = (name, json.dumps(schema, sort_keys=True, default=repr))
-        keys = [(n, json.dumps(s, sort_keys=True, default=repr)) for n, s in self.checks]
-        if key not in keys:
+        if key not in self.keys:
             self.checks.append((name, schema))
-            keys.append(key)
-        return keys.index(key)
+            self.keys.append(key)
+        return self.keys.index(key)
 
 
 def object_features(atoms: list[Any], inline: Callable[[dict[str, Any]], dict[str, Any]]) -> Features | None:

@@ -80,8 +80,7 @@ class ProbeKeywords:
         self.probed.append(probed)
         node.props = (*node.props[:at], (plan.probe, probed), *node.props[at + 1 :])
         # a check that ignores a keyword could pick the wrong case: then P is read alone, D as it is
-        checks = tuple(c for c in probe.parts() if c is not value and c not in probe.cases.values())
-        self.checks.append(Check(probed, "if", checks, (value,)))
+        self.checks.append(Check(probed, "if", probe.check_nodes(), (value,)))
 
     def settle_probes(self) -> None:
         """Before `settle`: an object P must stay plain objects, but settle will make an overlapping `oneOf`
@@ -112,10 +111,10 @@ class ProbeKeywords:
         where = f"{param}.if"
         if kinds == {"object"}:
             features = object_features(plan.atoms, lambda ref: self.flatten(ref, where, 1))
-            named = (
-                {*features.names, *(name for name, _ in features.checks)} if features is not None else set()
-            )
-            if features is None or any(named - alt.prop_names() for alt in value.alternatives()):
+            if features is None:
+                return None
+            named = {*features.names, *(name for name, _ in features.checks)}
+            if any(named - alt.prop_names() for alt in value.alternatives()):
                 return None  # a name no alternative declares may be read as an additional one, unseen
             checks: dict[str, list[tuple[int, Schema]]] = {}
             for i, (name, schema) in enumerate(features.checks):

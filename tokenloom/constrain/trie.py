@@ -369,8 +369,8 @@ class Padding:
     distinct rests judges them all, instead of the same rests walked again after every run of spaces.
 
     `only_ids`/`only_len`: the whitespace-only tokens and their lengths, shortest first. The others
-    (`ids`, `lead` whitespace bytes, `rest` index into the `rests` trie) are grouped by their rest:
-    rest r's tokens are [rest_bounds[r], rest_bounds[r + 1])."""
+    (`ids`, `lead` whitespace bytes) are grouped by their rest (numbered as in the `rests` trie): rest r's
+    tokens are [rest_bounds[r], rest_bounds[r + 1])."""
 
     def __init__(self, trie: ByteTrie) -> None:
         keys = trie.keys
@@ -388,8 +388,7 @@ class Padding:
         order = np.argsort(rest, kind="stable")
         self.ids: IntArray = trie.ids[mixed][order]
         self.lead = lead[mixed][order]
-        self.rest: IntArray = rest[order]
-        self.rest_bounds = np.searchsorted(self.rest, np.arange(len(numbered) + 1))
+        self.rest_bounds = np.searchsorted(rest[order], np.arange(len(numbered) + 1))
 
 
 def scan_runs(
