@@ -5,7 +5,8 @@ String contents are free runs for the trie walk. Knows nothing of vocabularies.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, TypeVar
 
@@ -29,6 +30,8 @@ from tokenloom.constrain.schema_ir import Schema
 _T = TypeVar("_T")
 _FEW_EXITS = 4  # a stateful run over a pattern's own chars pays off only when few chars end it
 _RUNS_KEY = "json_containers.runs"  # where a pattern keeps what free_run found of its states
+MAX_RUN_STATES = 8  # pattern states a compile looks at per string for the runs it prepares (pattern_runs)
+MAX_RUN_CLASSES = 64  # ... past the start only for patterns of at most this many character classes
 
 
 def _memo_of(d: DState, what: str, make: Callable[[], _T]) -> _T:
@@ -41,6 +44,36 @@ def _memo_of(d: DState, what: str, make: Callable[[], _T]) -> _T:
         return memo[key]  # type: ignore[no-any-return]
     got = memo[key] = make()
     return got
+
+
+def pattern_runs(nodes: Iterable[Schema], deadline: float) -> list[CharSet]:
+    """The classes of the free runs the pattern strings of these schema nodes are in over their first
+    chars (the pattern's states breadth first from its start, at most MAX_RUN_STATES a pattern, each at
+    its count and at minLength), each once, in node order, found until `deadline` (time.monotonic):
+    the trie index each needs (trie.FreeIndex) can then be built with the compile (api.prepare_runs)."""
+    runs: dict[CharSet, None] = {}
+    for node in nodes:
+        regex = node.regex
+        if regex is None or node.options is not None or node.combo is not None or "string" not in node.types:
+            continue
+        depths: dict[DState, int] = {regex.initial: 0}
+        order = [regex.initial]
+        for d in order:  # (grows as it goes)
+            if time.monotonic() > deadline:
+                return list(runs)
+            depth = depths[d]
+            for count in dict.fromkeys((depth, max(depth, node.min_len))):
+                run = StrFrame(node, count, d).free_run()
+                if run is not None:
+                    runs[run.klass] = None
+            if len(regex.bounds) > MAX_RUN_CLASSES:
+                continue
+            for k in range(len(regex.bounds)):
+                nxt = d.step_class_index(k)
+                if nxt is not None and nxt not in depths and len(depths) < MAX_RUN_STATES:
+                    depths[nxt] = depth + 1
+                    order.append(nxt)
+    return list(runs)
 
 
 class StrFrame(Frame):

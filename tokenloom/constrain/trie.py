@@ -226,6 +226,10 @@ class ByteTrie:
         with self._lock:
             return list(self._free.values())
 
+    def has_free_index(self, klass: CharSet) -> bool:
+        """Whether the index of `klass` is built (the compile prepares some: api.prepare_runs)."""
+        return klass in self._free
+
     def free_index(self, klass: CharSet) -> FreeIndex:
         idx = self._free.get(klass)  # a plain read is safe under the GIL; building takes the lock
         if idx is not None:

@@ -6,8 +6,11 @@ import pytest
 
 from tests.unit.constrain.conftest import Greedy
 from tests.unit.constrain.test_vocab_masks import assert_mask_is_exact
-from tokenloom.constrain import mask
+from tokenloom.constrain import compile, mask
+from tokenloom.constrain.api import prepare_runs
 from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
+from tokenloom.constrain.json_containers import pattern_runs
+from tokenloom.constrain.json_schema import SchemaCompiler
 from tokenloom.constrain.mask import _group_tails, _root_tails
 from tokenloom.constrain.trie import FreeIndex, tails_trie, trie_for
 from tokenloom.engine.vocab import Vocab
@@ -130,3 +133,63 @@ def test_group_tails_are_kept_up_to_a_bound(vocab: Vocab, monkeypatch: pytest.Mo
     assert kept is not None and again is not None
     assert again[0] is kept[0] and again[1] is kept[1]  # kept: the same tails trie and numbers
     assert _group_tails(index, trie, e) is None  # the two together are over the bound
+
+
+# a class no other test reads: the loop of a pattern after its first char
+_RARE_LOOP = CharSet([(ord("k"), ord("p"))])
+_RARE_SCHEMA = {
+    "type": "object",
+    "properties": {"code": {"type": "string", "pattern": "^x[k-p]+$"}, "n": {"type": "integer"}},
+    "required": ["code"],
+}
+
+
+def test_the_compile_builds_the_index_of_a_run_its_pattern_reaches(vocab: Vocab, greedy: Greedy) -> None:
+    """A pattern's run after its first chars (`[k-p]+` after `x`) has its vocabulary index built by the
+    compile, before any mask; the masks inside that string are still exact."""
+    trie = trie_for(vocab)
+    assert not trie.has_free_index(_RARE_LOOP)  # nothing built it before this test
+    compile({"json_schema": _RARE_SCHEMA}, vocab)
+    assert trie.has_free_index(_RARE_LOOP)
+    assert_mask_is_exact(_RARE_SCHEMA, '{"code":"xk', vocab, greedy)
+    assert_mask_is_exact(_RARE_SCHEMA, '{"code":"xkpl', vocab, greedy)
+
+
+def test_pattern_runs_are_found_each_once_and_within_the_deadline() -> None:
+    """The classes of the runs the pattern strings start in, each once (two strings of one pattern), and
+    none past the deadline."""
+    schema = {
+        "type": "array",
+        "prefixItems": [
+            {"type": "string", "pattern": "^[0-9]+$"},
+            {"type": "string", "pattern": "^a[b-d]*$"},
+        ],
+        "items": {"type": "string", "pattern": "^[0-9]+$"},
+    }
+    comp = SchemaCompiler(schema)
+    comp.compile()
+    nodes = list(comp.nodes.values())
+    runs = pattern_runs(nodes, float("inf"))
+    assert sorted(runs, key=str) == sorted(
+        [CharSet.of("0123456789"), CharSet([(ord("b"), ord("d"))])], key=str
+    )
+    assert pattern_runs(nodes, 0.0) == []
+
+
+def test_one_compile_builds_at_most_its_share_of_indexes(
+    vocab: Vocab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_PREPARED_RUNS, the runs are left to the masks that first need them."""
+    trie = trie_for(vocab)
+    first, second = CharSet([(0x3B1, 0x3B3)]), CharSet([(0x3B4, 0x3B6)])  # Greek letters no other test reads
+    patterns = [
+        {"type": "string", "pattern": f"^[{chr(lo)}-{chr(hi)}]+$"}
+        for lo, hi in (first.ranges + second.ranges)
+    ]
+    comp = SchemaCompiler({"type": "array", "prefixItems": patterns})
+    root = comp.compile()
+    assert not trie.has_free_index(first) and not trie.has_free_index(second)
+    monkeypatch.setattr("tokenloom.constrain.api.MAX_PREPARED_RUNS", 1)
+    [built] = prepare_runs((root,), trie)
+    assert built in (first, second)
+    assert trie.has_free_index(built) and not trie.has_free_index(second if built == first else first)
