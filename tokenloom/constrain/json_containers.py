@@ -26,6 +26,7 @@ from tokenloom.constrain.parser import Frame, FreeRun
 from tokenloom.constrain.regex import DState
 from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Schema
+from tokenloom.errors import GrammarError
 
 _T = TypeVar("_T")
 _FEW_EXITS = 4  # a stateful run over a pattern's own chars pays off only when few chars end it
@@ -56,24 +57,35 @@ def pattern_runs(nodes: Iterable[Schema], deadline: float) -> list[CharSet]:
         regex = node.regex
         if regex is None or node.options is not None or node.combo is not None or "string" not in node.types:
             continue
-        depths: dict[DState, int] = {regex.initial: 0}
-        order = [regex.initial]
-        for d in order:  # (grows as it goes)
-            if time.monotonic() > deadline:
-                return list(runs)
-            depth = depths[d]
-            for count in dict.fromkeys((depth, max(depth, node.min_len))):
-                run = StrFrame(node, count, d).free_run()
-                if run is not None:
-                    runs[run.klass] = None
-            if len(regex.bounds) > MAX_RUN_CLASSES:
-                continue
-            for k in range(len(regex.bounds)):
-                nxt = d.step_class_index(k)
-                if nxt is not None and nxt not in depths and len(depths) < MAX_RUN_STATES:
-                    depths[nxt] = depth + 1
-                    order.append(nxt)
+        try:
+            _runs_of(node, regex.initial, runs, deadline)
+        except GrammarError:
+            continue  # the pattern's automaton is past its bound: masks meet it if they get there
+        if time.monotonic() > deadline:
+            break
     return list(runs)
+
+
+def _runs_of(node: Schema, start: DState, runs: dict[CharSet, None], deadline: float) -> None:
+    """Add to `runs` the run classes of the string `node` in its first MAX_RUN_STATES pattern states."""
+    regex = start.regex
+    depths: dict[DState, int] = {start: 0}
+    order = [start]
+    for d in order:  # (grows as it goes)
+        if time.monotonic() > deadline:
+            return
+        depth = depths[d]
+        for count in dict.fromkeys((depth, max(depth, node.min_len))):
+            run = StrFrame(node, count, d).free_run()
+            if run is not None:
+                runs[run.klass] = None
+        if len(regex.bounds) > MAX_RUN_CLASSES:
+            continue
+        for k in range(len(regex.bounds)):
+            nxt = d.step_class_index(k)
+            if nxt is not None and nxt not in depths and len(depths) < MAX_RUN_STATES:
+                depths[nxt] = depth + 1
+                order.append(nxt)
 
 
 class StrFrame(Frame):

@@ -12,6 +12,8 @@ from tokenloom.constrain.charset import JSON_STRING_FREE, CharSet
 from tokenloom.constrain.json_containers import pattern_runs
 from tokenloom.constrain.json_schema import SchemaCompiler
 from tokenloom.constrain.mask import _group_tails, _root_tails
+from tokenloom.constrain.regex import Regex
+from tokenloom.constrain.schema_ir import Schema
 from tokenloom.constrain.trie import FreeIndex, tails_trie, trie_for
 from tokenloom.engine.vocab import Vocab
 
@@ -193,3 +195,16 @@ def test_one_compile_builds_at_most_its_share_of_indexes(
     [built] = prepare_runs((root,), trie)
     assert built in (first, second)
     assert trie.has_free_index(built) and not trie.has_free_index(second if built == first else first)
+
+
+def test_a_pattern_at_its_automaton_bound_is_left_to_the_masks() -> None:
+    """A pattern whose automaton has as many states as it may hold (here filled up to the bound) makes
+    no run and no error at compile time: the masks meet the bound if the text gets there."""
+    node = Schema()
+    node.types = frozenset({"string"})
+    node.regex = Regex("x[ab]*a[ab]{3}", search=True)
+    assert pattern_runs([node], float("inf"))  # fresh: the search's run is found
+    node.regex = full = Regex("x[ab]*a[ab]{3}", search=True)
+    for i in range(50_001):  # the number of states Regex.dstate refuses to go past
+        full._dstates[frozenset({-1 - i})] = full.initial
+    assert pattern_runs([node], float("inf")) == []
