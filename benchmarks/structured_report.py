@@ -55,6 +55,26 @@ def summary(tally: Any, n: int, common: set[str]) -> dict[str, Any]:
     }
 
 
+def paired(tallies: dict[str, Any], anchor: str) -> dict[str, tuple[int, dict[str, dict[str, float]]]]:
+    """Per other engine: how many schemas both it and `anchor` compiled, and both engines' mask numbers
+    on just those schemas (the like-for-like comparison: each engine's own mean is over the schemas it
+    compiled, which differ)."""
+    mine = tallies[anchor]
+    out: dict[str, tuple[int, dict[str, dict[str, float]]]] = {}
+    for name, tally in tallies.items():
+        if name == anchor:
+            continue
+        both = set(mine.compiled_ids) & set(tally.compiled_ids)
+        stats = {
+            who: mask_stats(
+                [t for sid, ts in tallies[who].mask_s_by_schema.items() if sid in both for t in ts]
+            )
+            for who in (anchor, name)
+        }
+        out[name] = (len(both), stats)
+    return out
+
+
 def _mask_cells(m: dict[str, float]) -> tuple[str, str]:
     return (
         f"{m['mean_us']:,.0f} / {m['p50_us']:,.1f} / {m['p99_us']:,.0f}",
@@ -99,6 +119,16 @@ def print_report(
         ("random: dead ends", lambda r: str(r["stuck"])),
         ("random: finished / generated", lambda r: f"{r['finished']} / {r['generated']}"),
     ]
+    pair_lines: list[tuple[str, Any]] = []  # like for like with each peer, after the all-compiled rows
+    anchor = "tokenloom" if "tokenloom" in tallies else next(iter(tallies))
+    for peer, (count, stats) in (paired(tallies, anchor) if len(tallies) > 1 else {}).items():
+        cells = {id(rows[who]): _mask_cells(stats[who])[0] for who in (anchor, peer)}
+        rows[anchor].setdefault("mask_paired", {})[peer] = stats[anchor]
+        rows[peer].setdefault("mask_paired", {})[anchor] = stats[peer]
+        label = f"mask µs mean / p50 / p99, {count} compiled by {anchor} and {peer}"
+        pair_lines.append((label, lambda r, cells=cells: cells.get(id(r), "")))
+    after = next(i for i, (label, _) in enumerate(lines) if label.startswith("mask µs max; over 1 ms")) + 1
+    lines[after:after] = pair_lines
     for form in next(iter(rows.values()))["followed"]:
         lines.append((f"followed: {form}", lambda r, f=form: "{} / {}".format(*r["followed"][f])))
     if args.all_instances:
