@@ -29,9 +29,14 @@ def mask_stats(times: list[float]) -> dict[str, float]:
     }
 
 
+def times_on(tally: Any, ids: set[str]) -> list[float]:
+    """An engine's mask times on the schemas `ids` only."""
+    return [t for sid, ts in tally.mask_s_by_schema.items() if sid in ids for t in ts]
+
+
 def summary(tally: Any, n: int, common: set[str]) -> dict[str, Any]:
     every = [t for ts in tally.mask_s_by_schema.values() for t in ts]
-    shared = [t for sid, ts in tally.mask_s_by_schema.items() if sid in common for t in ts]
+    shared = times_on(tally, common)
     in_common = [s for sid, s in zip(tally.compiled_ids, tally.compile_s, strict=True) if sid in common]
     return {
         "compiled": tally.compiled,
@@ -65,12 +70,7 @@ def paired(tallies: dict[str, Any], anchor: str) -> dict[str, tuple[int, dict[st
         if name == anchor:
             continue
         both = set(mine.compiled_ids) & set(tally.compiled_ids)
-        stats = {
-            who: mask_stats(
-                [t for sid, ts in tallies[who].mask_s_by_schema.items() if sid in both for t in ts]
-            )
-            for who in (anchor, name)
-        }
+        stats = {who: mask_stats(times_on(tallies[who], both)) for who in (anchor, name)}
         out[name] = (len(both), stats)
     return out
 

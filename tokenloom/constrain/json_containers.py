@@ -68,7 +68,7 @@ def pattern_runs(nodes: Iterable[Schema], deadline: float) -> list[CharSet]:
 
 def _runs_of(node: Schema, start: DState, runs: dict[CharSet, None], deadline: float) -> None:
     """Add to `runs` the run classes of the string `node` in its first MAX_RUN_STATES pattern states."""
-    regex = start.regex
+    classes = len(start.regex.bounds)
     depths: dict[DState, int] = {start: 0}
     order = [start]
     for d in order:  # (grows as it goes)
@@ -79,11 +79,13 @@ def _runs_of(node: Schema, start: DState, runs: dict[CharSet, None], deadline: f
             run = StrFrame(node, count, d).free_run()
             if run is not None:
                 runs[run.klass] = None
-        if len(regex.bounds) > MAX_RUN_CLASSES:
+        if classes > MAX_RUN_CLASSES:
             continue
-        for k in range(len(regex.bounds)):
+        for k in range(classes):
+            if len(depths) >= MAX_RUN_STATES:
+                break  # enough states: stepping on would only build automaton states nobody asked for
             nxt = d.step_class_index(k)
-            if nxt is not None and nxt not in depths and len(depths) < MAX_RUN_STATES:
+            if nxt is not None and nxt not in depths:
                 depths[nxt] = depth + 1
                 order.append(nxt)
 
