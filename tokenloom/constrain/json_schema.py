@@ -23,7 +23,7 @@ from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_conditions import value_chain
 from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reachable
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
-from tokenloom.constrain.schema_merge import has_constraints, json_type, merge
+from tokenloom.constrain.schema_merge import both_patterns, has_constraints, json_type, merge
 from tokenloom.constrain.schema_objects import ANY_ORDER, ObjectKeywords, count
 from tokenloom.constrain.schema_probes import PROBE, ProbePlan, probe_plan
 from tokenloom.constrain.schema_probing import ProbeKeywords
@@ -631,10 +631,12 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise GrammarError("pattern must be a string", param=f"{param}.pattern")
+            if isinstance(fmt, str) and fmt in FORMATS:  # both hold: the format as a look-ahead
+                pattern = both_patterns(pattern, FORMATS[fmt], whole=True)
             node.regex = self.regex(node, pattern, "pattern", f"{param}.pattern")
         elif isinstance(fmt, str) and fmt in FORMATS:
             node.regex = shared_regex(FORMATS[fmt])
-        elif fmt is not None:
+        if fmt is not None and not (isinstance(fmt, str) and fmt in FORMATS):
             self.formats_ignored.add(str(fmt))
 
 

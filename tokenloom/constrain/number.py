@@ -65,17 +65,52 @@ def _bounded(s: Schema) -> bool:
     return s.minimum is not None or s.maximum is not None or s.multiple_of is not None
 
 
-def _overlaps(lo: float, hi: float, s: Schema) -> bool:
-    """Whether [lo, hi] meets [minimum, maximum] (closed; exclusivity is checked on completion), and
-    holds a multiple of `multipleOf` there."""
-    if not ((s.maximum is None or lo <= s.maximum) and (s.minimum is None or hi >= s.minimum)):
+def _overlaps(lo: float, hi: float, s: Schema, open_lo: bool = False, open_hi: bool = False) -> bool:
+    """Whether the interval from `lo` to `hi` (an end left out where it is open: the completions of
+    "54" are [54, 55)) meets the schema's [minimum, maximum] (exclusive bounds left out), and holds a
+    multiple of `multipleOf` there."""
+    low, low_open = _tighter(lo, open_lo, s.minimum, s.excl_min, 1)
+    high, high_open = _tighter(hi, open_hi, s.maximum, s.excl_max, -1)
+    if low > high or (low == high and (low_open or high_open)):
         return False
     m = s.multiple_of
-    if m is None or math.isinf(hi - lo):
+    if m is None or math.isinf(high - low):
         return True
-    lo_f = Fraction(repr(max(lo, s.minimum))) if s.minimum is not None else Fraction(repr(lo))
-    hi_f = Fraction(repr(min(hi, s.maximum))) if s.maximum is not None else Fraction(repr(hi))
-    return math.ceil(lo_f / m) * m <= hi_f
+    if m.denominator == 1 and _integral(low) and _integral(high):  # the common case, in ints
+        k, lo_i, hi_i = m.numerator, int(low), int(high)
+        first_i = (lo_i // k + 1) * k if low_open else -(-lo_i // k) * k
+        return first_i < hi_i or (first_i == hi_i and not high_open)
+    low_f, high_f = _exact(low), _exact(high)
+    first = math.floor(low_f / m) * m + m if low_open else math.ceil(low_f / m) * m
+    return first < high_f or (first == high_f and not high_open)
+
+
+def _integral(x: float) -> bool:
+    """An integer a float holds exactly (as its repr reads it)."""
+    return x.is_integer() and -_EXACT_INTEGERS < x < _EXACT_INTEGERS
+
+
+def _exact(x: float) -> Fraction:
+    """The decimal value a bound or an interval end stands for (as its shortest repr reads); an integral
+    float within 2**53 directly, which is the same number without parsing its text."""
+    if _integral(x):
+        return Fraction(int(x))
+    return Fraction(repr(x))
+
+
+_EXACT_INTEGERS = float(2**53)
+
+
+def _tighter(
+    end: float, end_open: bool, bound: float | None, bound_open: bool, side: int
+) -> tuple[float, bool]:
+    """The stricter of an interval's end and the schema's bound on that side (side 1: the lower end,
+    the larger wins; -1: the upper end, the smaller wins), and whether it is left out."""
+    if bound is None or end * side > bound * side:
+        return end, end_open
+    if end == bound:
+        return end, end_open or bound_open
+    return bound, bound_open
 
 
 def _fraction_ok(neg: bool, digits: str, frac: str, s: Schema) -> bool:
@@ -124,8 +159,10 @@ def _prefix_ok(text: str, s: Schema) -> bool:
         base = float(f"{digits}.{frac or '0'}")
         width = 10.0 ** -len(frac or "")
         lo, hi = base, base + width
-        return _overlaps(-hi, -lo, s) if neg else _overlaps(lo, hi, s)
+        return _overlaps(-hi, -lo, s, open_lo=True) if neg else _overlaps(lo, hi, s, open_hi=True)
     value = int(digits)
+    # the completions: the integer itself (and its decimals, up to the next integer, left out); then
+    # the same with one, two, ... more digits; a point alone for integers
     intervals = [(float(value), float(value) + (0.0 if _is_integer_only(s) else 1.0))]
     if value != 0:
         limit = max(abs(s.maximum or 0.0), abs(s.minimum or 0.0))
@@ -136,7 +173,10 @@ def _prefix_ok(text: str, s: Schema) -> bool:
         if (s.maximum is None and not neg) or (s.minimum is None and neg):
             intervals.append((float(value * scale), math.inf))
     for lo, hi in intervals:
-        if (neg and _overlaps(sign * hi, sign * lo, s)) or (not neg and _overlaps(lo, hi, s)):
+        open_end = hi > lo  # a point (an integer-only prefix's own value) is closed
+        if neg and _overlaps(sign * hi, sign * lo, s, open_lo=open_end):
+            return True
+        if not neg and _overlaps(lo, hi, s, open_hi=open_end):
             return True
     return False
 
@@ -155,8 +195,11 @@ def number_complete(text: str, s: Schema) -> bool:
     if m is None or ((m.group(2) or m.group(3)) and _is_integer_only(s)):
         return False
     value = float(text)
-    if s.multiple_of is not None and (Fraction(text) / s.multiple_of).denominator != 1:
-        return False
+    mult = s.multiple_of
+    if mult is not None:
+        whole = mult.denominator == 1 and text.lstrip("-").isdigit()  # integers: `%`, not a Fraction parse
+        if int(text) % mult.numerator if whole else (Fraction(text) / mult).denominator != 1:
+            return False
     if s.minimum is not None and (value < s.minimum or (s.excl_min and value == s.minimum)):
         return False
     return not (s.maximum is not None and (value > s.maximum or (s.excl_max and value == s.maximum)))

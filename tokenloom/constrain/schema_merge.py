@@ -7,6 +7,8 @@ values, type lists intersect. Knows nothing of IR nodes or frames.
 from __future__ import annotations
 
 import json
+import math
+from fractions import Fraction
 from typing import Any
 
 from tokenloom.errors import GrammarError
@@ -22,6 +24,46 @@ def _common_values(a: dict[str, Any], b: dict[str, Any]) -> list[Any]:
     """allOf of two enum/const lists: the values in both (compared as JSON texts)."""
     keys = {json.dumps(v, sort_keys=True) for v in _values(b)}
     return [v for v in _values(a) if json.dumps(v, sort_keys=True) in keys]
+
+
+# Keywords holding one subschema that every value (item, name, extra property) must meet: in both dicts,
+# it must meet both.
+_BOTH_SCHEMAS = ("items", "additionalItems", "additionalProperties", "propertyNames", "unevaluatedItems")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _positive(v: Any) -> bool:
+    return _number(v) and v > 0
+
+
+def _common_multiple(a: float, b: float) -> float:
+    """The least common multiple of two positive multipleOf values (a multiple of both is a multiple of
+    it), decimals included: of a/b and c/d in lowest terms it is lcm(a, c) / gcd(b, d)."""
+    fa, fb = _fraction(a), _fraction(b)
+    both = Fraction(math.lcm(fa.numerator, fb.numerator), math.gcd(fa.denominator, fb.denominator))
+    return int(both) if both.denominator == 1 else float(both)
+
+
+def _fraction(v: float) -> Fraction:
+    return Fraction(repr(v)) if isinstance(v, float) else Fraction(v)
+
+
+_LOOK_START = ("^(?=", "^(?!")
+
+
+def both_patterns(first: str, second: str, *, whole: bool = False) -> str:
+    """One `pattern` (search semantics) matching where both do: `second` becomes a leading look-ahead
+    of `first` (which the regex compiler takes exactly, beside look-aheads `first` leads with itself).
+    whole: `second` must match the whole string (a `format`'s regex), not just somewhere in it."""
+    if second.startswith(_LOOK_START) and not first.startswith(_LOOK_START) and not whole:
+        first, second = second, first  # the one leading with look-aheads stays the body
+    look = f"(?=(?:{second})$)" if whole else f"(?=[\\s\\S]*?(?:{second}))"
+    if first.startswith(_LOOK_START):
+        return "^" + look + first[1:]
+    return f"^{look}[\\s\\S]*?(?:{first})"
 
 
 def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +97,23 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             out[k] = max(out[k], v)
         elif k in ("maximum", "maxLength", "maxItems", "maxProperties") and isinstance(v, int | float):
             out[k] = min(out[k], v)
+        elif k == "multipleOf" and _positive(v) and _positive(out[k]):
+            out[k] = _common_multiple(out[k], v)
+        elif k == "exclusiveMinimum" and _number(v) and _number(out[k]):
+            out[k] = max(out[k], v)
+        elif k == "exclusiveMaximum" and _number(v) and _number(out[k]):
+            out[k] = min(out[k], v)
+        elif k == "pattern" and isinstance(v, str) and isinstance(out[k], str) and v != out[k]:
+            out[k] = both_patterns(out[k], v)
+        elif k == "uniqueItems" and isinstance(v, bool) and isinstance(out[k], bool):
+            out[k] = out[k] or v
+        elif k in _BOTH_SCHEMAS and out[k] != v and not isinstance(v, list) and not isinstance(out[k], list):
+            out[k] = {"allOf": [out[k], v]}
+        elif k == "patternProperties" and isinstance(v, dict) and isinstance(out[k], dict):
+            both = dict(out[k])
+            for name, sub in v.items():
+                both[name] = {"allOf": [both[name], sub]} if name in both and both[name] != sub else sub
+            out[k] = both
         elif k in ("anyOf", "oneOf") and k in out and isinstance(v, list) and isinstance(out[k], list):
             pairs = [{"allOf": [x, y]} for x in out[k] for y in v]
             if len(pairs) > 256:

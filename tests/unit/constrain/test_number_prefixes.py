@@ -1,0 +1,78 @@
+"""Number prefixes under bounds: every prefix the grammar lets through can still be finished, and every
+valid number gets through (a prefix with no valid completion is a dead end for the request)."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import pytest
+
+from tokenloom.constrain.number import number_chars, number_complete
+from tokenloom.constrain.schema_ir import Schema
+
+_NEXT = "-0123456789.eE+"
+
+
+def _schema(
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    excl_lo: bool = False,
+    excl_hi: bool = False,
+    multiple: str | None = None,
+    integer: bool = False,
+) -> Schema:
+    s = Schema()
+    s.minimum, s.maximum, s.excl_min, s.excl_max = lo, hi, excl_lo, excl_hi
+    s.multiple_of = None if multiple is None else Fraction(multiple)
+    s.types = frozenset({"integer"} if integer else {"number"})
+    return s
+
+
+# each of these had prefixes with no completion: "54" under multipleOf 5 and maximum 80 (the
+# completions of "54" are [54, 55), which holds no multiple of 5, though the closed [54, 55] does),
+# "5.9" under minimum 6, "80" under an exclusive maximum of 80, "-7" under an exclusive minimum of -7
+CASES = [
+    _schema(hi=80, multiple="5"),
+    _schema(hi=20, multiple="10"),
+    _schema(6, 6),
+    _schema(6),
+    _schema(hi=80, excl_hi=True, multiple="5"),
+    _schema(0, 1, excl_lo=True, multiple="0.25"),
+    _schema(5.5, 5.5),
+    _schema(-7, -5, excl_lo=True, excl_hi=True),
+    _schema(0.001, 0.002),
+    _schema(-3, 3, multiple="0.5"),
+    _schema(10, 99, multiple="7", integer=True),
+]
+
+
+def _allowed(prefix: str, s: Schema) -> list[str]:
+    chars = number_chars(prefix, s)
+    return [prefix + c for c in _NEXT if chars.contains_cp(ord(c))]
+
+
+def _finishable(prefix: str, s: Schema, more: int) -> bool:
+    """Some completion of at most `more` further chars is a valid number (depth first)."""
+    if number_complete(prefix, s):
+        return True
+    return more > 0 and any(_finishable(nxt, s, more - 1) for nxt in _allowed(prefix, s))
+
+
+@pytest.mark.parametrize("s", CASES, ids=lambda s: f"{s.minimum}..{s.maximum}/{s.multiple_of}")
+def test_every_allowed_prefix_can_be_finished(s: Schema) -> None:
+    frontier = [""]
+    for _ in range(4):
+        frontier = [nxt for p in frontier for nxt in _allowed(p, s)]
+        dead = [p for p in frontier if not _finishable(p, s, 6)]
+        assert not dead, dead[:5]
+
+
+@pytest.mark.parametrize("s", CASES, ids=lambda s: f"{s.minimum}..{s.maximum}/{s.multiple_of}")
+def test_every_valid_number_gets_through(s: Schema) -> None:
+    texts = ("".join(t) for n in range(1, 5) for t in itertools.product("-0123456789.", repeat=n))
+    for text in texts:
+        if number_complete(text, s):
+            for i in range(len(text)):
+                assert number_chars(text[:i], s).contains_cp(ord(text[i])), (text, i)
