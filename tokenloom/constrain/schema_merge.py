@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -66,8 +67,50 @@ def both_patterns(first: str, second: str, *, whole: bool = False) -> str:
     return f"^{look}[\\s\\S]*?(?:{first})"
 
 
+def _asks_of(part: dict[str, Any], name: str) -> list[Any] | None:
+    """What `part` asks of the value of a property it does not name itself: its patternProperties that
+    match the name, else its additionalProperties (nothing: []). None when a pattern cannot be read."""
+    matched = []
+    pats = part.get("patternProperties")
+    for pattern, sub in (pats if isinstance(pats, dict) else {}).items():
+        try:
+            if re.search(pattern, name):
+                matched.append(sub)
+        except (re.error, TypeError):
+            return None
+    if matched:
+        return matched
+    extra = part.get("additionalProperties")
+    return [extra] if extra is not None and extra is not True else []
+
+
+def _plain(sub: Any) -> bool:
+    """A schema without references: asked of another part's names, a `$ref` there may recurse into a new
+    merged dict at every level (a schema that never ends), so those are left as they were."""
+    return isinstance(sub, bool) or (isinstance(sub, dict) and "$ref" not in json.dumps(sub))
+
+
+def _cross_named(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[Any]]:
+    """For each property one part names and the other does not, what the other asks of its value: merged
+    into one dict, the names of `a` would escape `b`'s additionalProperties (which there only judges the
+    names `b` itself leaves out), and an `additionalProperties: false` part let `a`'s names through."""
+    out: dict[str, list[Any]] = {}
+    for mine, other in ((a, b), (b, a)):
+        props, theirs = mine.get("properties"), other.get("properties")
+        if not isinstance(props, dict):
+            continue
+        for name in props:
+            if isinstance(theirs, dict) and name in theirs:
+                continue
+            asked = _asks_of(other, name)
+            if asked and all(_plain(sub) for sub in asked):
+                out.setdefault(name, []).extend(asked)
+    return out
+
+
 def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """allOf of two flattened schemas, approximately: unions for properties/required, stricter bounds."""
+    cross = _cross_named(a, b)
     out = dict(a)
     for k, v in b.items():
         if k in ("const", "enum") and ("const" in out or "enum" in out):
@@ -121,6 +164,11 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             out[k] = pairs
         else:
             out[k] = v
+    if cross:
+        props = dict(out["properties"])
+        for name, asked in cross.items():
+            props[name] = {"allOf": [props[name], *asked]}
+        out["properties"] = props
     return out
 
 

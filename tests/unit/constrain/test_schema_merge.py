@@ -83,3 +83,28 @@ def test_both_items_schemas_and_bounds() -> None:
     assert not schema_accepts(schema, "[12]")  # the second part's maximum
     assert not schema_accepts(schema, "[-1]")  # the first part's minimum
     assert not schema_accepts(schema, "[3,3]")  # uniqueItems: true in one part holds
+
+
+def test_additional_properties_of_one_part_judge_the_names_of_another() -> None:
+    """In one dict, `b`'s additionalProperties would judge only the names the merged dict leaves out; in
+    the allOf it judges every name `b` itself does not name (validators reject {"a": 1} below)."""
+    closed = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}},
+            {"additionalProperties": False},
+        ]
+    }
+    assert not schema_accepts(closed, '{"a":1}')
+    assert schema_accepts(closed, "{}")
+    patterned = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}, "b": {}}},
+            {
+                "properties": {"a": {}},
+                "patternProperties": {"^b": {"type": "string"}},
+                "additionalProperties": False,
+            },
+        ]
+    }
+    assert schema_accepts(patterned, '{"a":1,"b":"x"}')
+    assert not schema_accepts(patterned, '{"a":1,"b":2}')  # the second part's pattern judges "b"
