@@ -56,8 +56,8 @@ def _settle(combo: Combo, subs: Subs) -> Replacements:
         return []
     if neg is None:
         return list(main.stacks)
-    if _finished(main):
-        return [] if neg.can_end() else [()]
+    if _finished(main):  # the value is over: it holds if the main part ends here and the negated one does not
+        return [] if neg.can_end() or not main.can_end() else [()]
     return [(ComboFrame(combo, subs),)]
 
 

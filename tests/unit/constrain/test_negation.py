@@ -175,3 +175,12 @@ def test_masks_equal_brute_force(schema: dict[str, Any], prefix: str, vocab: Voc
     c = compile({"json_schema": schema}, vocab)
     assert greedy.tokens(c, prefix) is not None
     assert mask_ids(c.allowed()) == _brute_force(c, vocab)  # type: ignore[arg-type]
+
+
+def test_a_value_that_can_take_no_more_chars_must_still_end_well() -> None:
+    """At 20 digits (the digit cap) a number takes no more chars: the checked `not` took that as the end of
+    a valid value whether or not the main part could end there, so any 20-digit number got through."""
+    schema = {"type": "number", "allOf": [{"multipleOf": 429}, {"not": {"multipleOf": 8}}]}
+    assert not schema_accepts(schema, "12345678901234567890")  # not a multiple of 429
+    assert schema_accepts(schema, str(429 * 10**17 + 429))  # 20 digits, a multiple of 429, not of 8
+    assert not schema_accepts(schema, str(429 * 8 * 10**16))  # 20 digits, a multiple of 429 and of 8
