@@ -66,24 +66,47 @@ def joint_run(subs: Subs, driving: int) -> FreeRun | None:
     if one is. The first `driving` subs drive the value, the others only watch it (a `not` part, a
     probe's checks). A bound must hold for the whole: the driving stacks are all unbounded or all share
     one bound, and a watching one is unbounded or shares it too (a sub that dies inside the run while
-    another lives on would make the bound a lie)."""
+    another lives on would make the bound a lie). Where a watching stack takes a narrower run or none
+    (a `not` of a property-name pattern beside a free name), an unbounded driving run is the run, stateful:
+    its intersection with the watcher's ({"a"}) left nearly every token to be fed one by one."""
     driving_runs: list[FreeRun] = []
     watching: list[FreeRun] = []
+    watching_apart = False  # some watching stack leaves the driving run's class or is in none at all
+    watchers = 0  # watching stacks
     for i, s in enumerate(subs):
         if s is None:
             continue
         for run in _stack_runs(s):
-            if run is None:
+            if run is None and i < driving:
                 return None
-            (driving_runs if i < driving else watching).append(run)
+            if i >= driving:
+                watchers += 1
+            if run is None:
+                watching_apart = True
+            else:
+                (driving_runs if i < driving else watching).append(run)
     if not driving_runs:
         return None
+    if not watching_apart and watching:
+        own = driving_runs[0].klass
+        watching_apart = any(
+            not (own - r.klass).is_empty() or r.stateful or r.remaining is not None for r in watching
+        )
+    bounds = {r.remaining for r in driving_runs}
+    if watching_apart and bounds == {None}:
+        # a watching part never refuses a char (it only vetoes where the value ends, or drops out): the
+        # driving run alone says which chars are taken, and the watching state moves with them
+        klass = driving_runs[0].klass
+        for r in driving_runs[1:]:
+            klass = klass & r.klass
+        return None if klass.is_empty() else FreeRun(klass, None, stateful=True)
+    if len(watching) < watchers:
+        return None  # a watching stack in no run: no run holds the whole unless the one above
     runs = driving_runs + watching
     klass = runs[0].klass
     for r in runs[1:]:
         klass = klass & r.klass
     stateful = any(r.stateful for r in runs)
-    bounds = {r.remaining for r in driving_runs}
     if klass.is_empty() or len(bounds) > 1 or (stateful and bounds != {None}):
         return None
     bound = bounds.pop()
