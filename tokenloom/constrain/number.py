@@ -21,6 +21,7 @@ _SHAPE = re.compile(r"-?(?:(0|[1-9][0-9]*)(\.([0-9]*))?([eE][+-]?[0-9]*)?)?")
 _COMPLETE = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _CANDIDATES = "-0123456789.eE+"
 EXPONENT_DIGITS = 3  # a double's exponent never needs more (1e308)
+_MAX_EXTENSIONS = 40  # further integer digits looked at one count at a time
 
 
 class DigitLimits:
@@ -65,7 +66,12 @@ def _bounded(s: Schema) -> bool:
     return s.minimum is not None or s.maximum is not None or s.multiple_of is not None
 
 
-def _overlaps(lo: float, hi: float, s: Schema, open_lo: bool = False, open_hi: bool = False) -> bool:
+# An interval end: exact (an int, or a Fraction for a prefix with decimals), or a float infinity. Floats
+# held 20-digit integers only to about 4,000 apart, so a prefix's [v * 10, v * 10 + 10) was misjudged.
+End = int | Fraction | float
+
+
+def _overlaps(lo: End, hi: End, s: Schema, open_lo: bool = False, open_hi: bool = False) -> bool:
     """Whether the interval from `lo` to `hi` (an end left out where it is open: the completions of
     "54" are [54, 55)) meets the schema's [minimum, maximum] (exclusive bounds left out), and holds a
     multiple of `multipleOf` there."""
@@ -74,9 +80,9 @@ def _overlaps(lo: float, hi: float, s: Schema, open_lo: bool = False, open_hi: b
     if low > high or (low == high and (low_open or high_open)):
         return False
     m = s.multiple_of
-    if m is None or math.isinf(high - low):
+    if m is None or _infinite(low) or _infinite(high):
         return True
-    if m.denominator == 1 and _integral(low) and _integral(high):  # the common case, in ints
+    if m.denominator == 1 and _whole(low) and _whole(high):  # the common case, in ints
         k, lo_i, hi_i = m.numerator, int(low), int(high)
         first_i = (lo_i // k + 1) * k if low_open else -(-lo_i // k) * k
         return first_i < hi_i or (first_i == hi_i and not high_open)
@@ -85,25 +91,32 @@ def _overlaps(lo: float, hi: float, s: Schema, open_lo: bool = False, open_hi: b
     return first < high_f or (first == high_f and not high_open)
 
 
-def _integral(x: float) -> bool:
-    """An integer a float holds exactly (as its repr reads it)."""
+def _infinite(x: End) -> bool:
+    return isinstance(x, float) and math.isinf(x)
+
+
+def _whole(x: End) -> bool:
+    """An integer, exactly (a float bound: one it holds exactly, as its repr reads it)."""
+    if isinstance(x, int):
+        return True
+    if isinstance(x, Fraction):
+        return x.denominator == 1
     return x.is_integer() and -_EXACT_INTEGERS < x < _EXACT_INTEGERS
 
 
-def _exact(x: float) -> Fraction:
-    """The decimal value a bound or an interval end stands for (as its shortest repr reads); an integral
-    float within 2**53 directly, which is the same number without parsing its text."""
-    if _integral(x):
-        return Fraction(int(x))
-    return Fraction(repr(x))
+def _exact(x: End) -> Fraction:
+    """The value an end stands for; for a float bound, the decimal its shortest repr reads."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int):
+        return Fraction(x)
+    return Fraction(int(x)) if _whole(x) else Fraction(repr(x))
 
 
 _EXACT_INTEGERS = float(2**53)
 
 
-def _tighter(
-    end: float, end_open: bool, bound: float | None, bound_open: bool, side: int
-) -> tuple[float, bool]:
+def _tighter(end: End, end_open: bool, bound: float | None, bound_open: bool, side: int) -> tuple[End, bool]:
     """The stricter of an interval's end and the schema's bound on that side (side 1: the lower end,
     the larger wins; -1: the upper end, the smaller wins), and whether it is left out."""
     if bound is None or end * side > bound * side:
@@ -150,28 +163,38 @@ def _prefix_ok(text: str, s: Schema) -> bool:
     if not _bounded(s):
         return True
     neg = text.startswith("-")
-    sign = -1.0 if neg else 1.0
+    sign = -1 if neg else 1
     if digits is None:  # just "-"
-        return _overlaps(-math.inf, 0.0, s)
+        return _overlaps(-math.inf, 0, s)
     if dot:
         if not _fraction_ok(neg, digits, frac or "", s):
             return False
-        base = float(f"{digits}.{frac or '0'}")
-        width = 10.0 ** -len(frac or "")
-        lo, hi = base, base + width
+        places = 10 ** len(frac or "")
+        lo: End = Fraction(int(digits + (frac or "")), places)
+        hi: End = lo + Fraction(1, places)
         return _overlaps(-hi, -lo, s, open_lo=True) if neg else _overlaps(lo, hi, s, open_hi=True)
     value = int(digits)
     # the completions: the integer itself (and its decimals, up to the next integer, left out); then
     # the same with one, two, ... more digits; a point alone for integers
-    intervals = [(float(value), float(value) + (0.0 if _is_integer_only(s) else 1.0))]
+    intervals: list[tuple[End, End]] = [(value, value + (0 if _is_integer_only(s) else 1))]
     if value != 0:
+        # one interval per count of further digits, as many as the digit cap leaves room for: past the
+        # bounds' magnitude only an open side goes on, and only until an interval is wide enough to hold
+        # a multiple (an open-ended interval here let a 19-digit prefix through whose every 20-digit
+        # completion misses the multiple: a dead end at the cap)
         limit = max(abs(s.maximum or 0.0), abs(s.minimum or 0.0))
+        open_side = (s.maximum is None and not neg) or (s.minimum is None and neg)
+        room = _integer_digit_limit(s) - len(digits)
+        wide = s.multiple_of if s.multiple_of is not None else Fraction(1)
         scale = 10
-        while value * scale <= limit * 10 + 10 and scale < 10**40:
-            intervals.append((float(value * scale), float((value + 1) * scale)))
+        for _ in range(min(room, _MAX_EXTENSIONS)):
+            intervals.append((value * scale, (value + 1) * scale))
+            if value * scale > limit * 10 + 10 and (not open_side or scale >= wide):
+                break
             scale *= 10
-        if (s.maximum is None and not neg) or (s.minimum is None and neg):
-            intervals.append((float(value * scale), math.inf))
+        else:
+            if room > _MAX_EXTENSIONS and open_side:  # bounds past 10**40: the rest at once, as before
+                intervals.append((value * scale, math.inf))
     for lo, hi in intervals:
         open_end = hi > lo  # a point (an integer-only prefix's own value) is closed
         if neg and _overlaps(sign * hi, sign * lo, s, open_lo=open_end):

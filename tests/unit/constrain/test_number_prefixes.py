@@ -4,6 +4,7 @@ valid number gets through (a prefix with no valid completion is a dead end for t
 from __future__ import annotations
 
 import itertools
+import random
 from fractions import Fraction
 
 import pytest
@@ -76,3 +77,17 @@ def test_every_valid_number_gets_through(s: Schema) -> None:
         if number_complete(text, s):
             for i in range(len(text)):
                 assert number_chars(text[:i], s).contains_cp(ord(text[i])), (text, i)
+
+
+def test_long_prefixes_are_judged_exactly_at_the_digit_cap() -> None:
+    """19-digit prefixes under multipleOf 429 with the default cap of 20 digits: allowed exactly when a
+    completion within the cap is a multiple (interval ends held as floats were about 4,000 apart there,
+    and an open-ended extension ignored the cap: 20-digit dead ends)."""
+    s = _schema(multiple="429", integer=True)
+    rng = random.Random(429)
+    for _ in range(300):
+        prefix = str(rng.randrange(10**18, 10**19))
+        allowed = number_chars(prefix[:-1], s).contains_cp(ord(prefix[-1]))
+        value = int(prefix)
+        completable = value % 429 == 0 or any((value * 10 + d) % 429 == 0 for d in range(10))
+        assert allowed == completable, prefix
