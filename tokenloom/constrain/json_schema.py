@@ -17,7 +17,7 @@ from typing import Any
 
 from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.json_equality import value_key
-from tokenloom.constrain.negation import negated_branches
+from tokenloom.constrain.negation import NOT_MULTIPLE_OF, negated_branches
 from tokenloom.constrain.regex import shared_regex
 from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_conditions import value_chain
@@ -448,6 +448,8 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
             if isinstance(m, bool) or not isinstance(m, int | float) or m <= 0:
                 raise GrammarError("multipleOf must be a positive number", param=f"{param}.multipleOf")
             node.multiple_of = Fraction(repr(m)) if isinstance(m, float) else Fraction(m)
+        nots = s.get(NOT_MULTIPLE_OF, [])
+        node.not_multiples = tuple(Fraction(repr(m)) if isinstance(m, float) else Fraction(m) for m in nots)
 
     def fill_container_literals(
         self, node: Schema, s: dict[str, Any], values: list[Any], param: str, depth: int

@@ -26,6 +26,7 @@ _ALL_TYPES = frozenset({*_NOT_OBJECT, "object"})
 _FEW_VALUES: dict[Any, list[Any]] = {"boolean": [True, False], "null": [None]}
 
 
+NOT_MULTIPLE_OF = "_not_multiple_of"  # a merged dict's negated multipleOf values (schema_ir.not_multiples)
 MAX_BRANCHES = 16  # branches a negated anyOf may multiply into before the checked `not` is kept
 Flatten = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -77,6 +78,12 @@ def _leaf_branches(negated: Any, main: dict[str, Any]) -> list[Any] | None:
         return _other_values(negated, main)
     if set(negated) - _ANNOTATIONS == {"type"}:
         return _other_types(negated["type"])
+    if set(negated) - _ANNOTATIONS == {"multipleOf"}:
+        # multipleOf holds for every value that is no number: its negation is a number, and no multiple
+        m = negated["multipleOf"]
+        if isinstance(m, bool) or not isinstance(m, int | float) or m <= 0:
+            return None
+        return [{"type": ["integer", "number"], NOT_MULTIPLE_OF: [m]}]
     if any(k not in _NEGATABLE for k in negated):
         return None
     typ = negated.get("type")

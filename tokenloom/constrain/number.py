@@ -63,7 +63,9 @@ def _is_integer_only(s: Schema) -> bool:
 
 
 def _bounded(s: Schema) -> bool:
-    return s.minimum is not None or s.maximum is not None or s.multiple_of is not None
+    return (
+        s.minimum is not None or s.maximum is not None or s.multiple_of is not None or bool(s.not_multiples)
+    )
 
 
 # An interval end: exact (an int, or a Fraction for a prefix with decimals), or a float infinity. Floats
@@ -79,6 +81,8 @@ def _overlaps(lo: End, hi: End, s: Schema, open_lo: bool = False, open_hi: bool 
     high, high_open = _tighter(hi, open_hi, s.maximum, s.excl_max, -1)
     if low > high or (low == high and (low_open or high_open)):
         return False
+    if s.not_multiples:
+        return _escapes(low, low_open, high, high_open, s)
     m = s.multiple_of
     if m is None or _infinite(low) or _infinite(high):
         return True
@@ -89,6 +93,39 @@ def _overlaps(lo: End, hi: End, s: Schema, open_lo: bool = False, open_hi: bool 
     low_f, high_f = _exact(low), _exact(high)
     first = math.floor(low_f / m) * m + m if low_open else math.ceil(low_f / m) * m
     return first < high_f or (first == high_f and not high_open)
+
+
+def _escapes(low: End, low_open: bool, high: End, high_open: bool, s: Schema) -> bool:
+    """Whether the (non-empty) interval holds a value of the schema's kind (a multiple of multipleOf, an
+    integer, or any number) that is a multiple of none of its negated multipleOf values."""
+    nots = s.not_multiples
+    m = s.multiple_of
+    if m is None and not _is_integer_only(s):
+        if low != high:
+            return True  # the reals between two numbers are not all multiples of anything
+        return not _multiple_of_any(_exact(low), nots)
+    step = m if m is not None else Fraction(1)
+    if _multiple_of_any(step, nots):
+        return False  # every candidate is a multiple of a refused one
+    if _infinite(low) or _infinite(high):
+        return True  # k * step escapes every refused multiple where k is 1 modulo all of them
+    low_f, high_f = _exact(low), _exact(high)
+    k = math.floor(low_f / step) + 1 if low_open else math.ceil(low_f / step)
+    for _ in range(_ESCAPE_TRIES):
+        value = k * step
+        if value > high_f or (value == high_f and high_open):
+            return False
+        if not _multiple_of_any(value, nots):
+            return True
+        k += 1
+    return True  # so many candidates that some escapes (a run of this many all refused is not seen)
+
+
+def _multiple_of_any(value: Fraction, multiples: tuple[Fraction, ...]) -> bool:
+    return any((value / m).denominator == 1 for m in multiples)
+
+
+_ESCAPE_TRIES = 64
 
 
 def _infinite(x: End) -> bool:
@@ -186,6 +223,8 @@ def _prefix_ok(text: str, s: Schema) -> bool:
         open_side = (s.maximum is None and not neg) or (s.minimum is None and neg)
         room = _integer_digit_limit(s) - len(digits)
         wide = s.multiple_of if s.multiple_of is not None else Fraction(1)
+        if s.not_multiples:  # wide enough that `_escapes` finds a candidate no refused value divides
+            wide *= _ESCAPE_TRIES + 1
         scale = 10
         for _ in range(min(room, _MAX_EXTENSIONS)):
             intervals.append((value * scale, (value + 1) * scale))
@@ -218,6 +257,8 @@ def number_complete(text: str, s: Schema) -> bool:
     if m is None or ((m.group(2) or m.group(3)) and _is_integer_only(s)):
         return False
     value = float(text)
+    if s.not_multiples and _multiple_of_any(Fraction(text), s.not_multiples):
+        return False
     mult = s.multiple_of
     if mult is not None:
         whole = mult.denominator == 1 and text.lstrip("-").isdigit()  # integers: `%`, not a Fraction parse

@@ -168,6 +168,7 @@ class Schema:
         "min_props",
         "minimum",
         "multiple_of",
+        "not_multiples",
         "options",
         "pattern_props",
         "pattern_sets",
@@ -221,6 +222,7 @@ class Schema:
         self.excl_min = False
         self.excl_max = False
         self.multiple_of: Fraction | None = None
+        self.not_multiples: tuple[Fraction, ...] = ()  # `not: {multipleOf: m}`: a number, a multiple of none
         # patternProperties: the patterns, and the value schema for each set of them (by index) that
         # can match one name together (a name matching several must satisfy all their schemas)
         self.pattern_props: tuple[Regex, ...] = ()

@@ -200,3 +200,18 @@ def test_a_value_that_can_take_no_more_chars_must_still_end_well() -> None:
     assert not schema_accepts(schema, "12345678901234567890")  # not a multiple of 429
     assert schema_accepts(schema, str(429 * 10**17 + 429))  # 20 digits, a multiple of 429, not of 8
     assert not schema_accepts(schema, str(429 * 8 * 10**16))  # 20 digits, a multiple of 429 and of 8
+
+
+def test_not_multiple_of_is_decided_inside_the_number() -> None:
+    """`not: {multipleOf: m}` is a number that is no multiple of m (multipleOf holds for every value
+    that is no number, so those fail the `not`), decided by the number's own prefixes: no side-by-side
+    parse that could only veto once the number had ended (allany7 reached dead ends at the digit cap)."""
+    schema = {"not": {"multipleOf": 2}}
+    assert schema_accepts(schema, "3")
+    assert schema_accepts(schema, "2.5")
+    assert not schema_accepts(schema, "4")
+    assert not schema_accepts(schema, '"abc"')
+    assert not schema_accepts(schema, "null")
+    node = SchemaCompiler({"type": "integer", "not": {"multipleOf": 2}}).compile()
+    assert all(alt.combo is None for alt in node.alternatives())
+    assert [alt.not_multiples for alt in node.alternatives() if alt.not_multiples] != []
