@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from fractions import Fraction
 from typing import Any
 
 from tokenloom.constrain.formats import FORMATS
@@ -23,7 +22,13 @@ from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_conditions import value_chain
 from tokenloom.constrain.schema_finite import finite_nodes, prune_endless, reachable
 from tokenloom.constrain.schema_ir import ALL_TYPES, Combo, Schema
-from tokenloom.constrain.schema_merge import both_patterns, has_constraints, json_type, merge
+from tokenloom.constrain.schema_merge import (
+    both_patterns,
+    decimal_fraction,
+    has_constraints,
+    json_type,
+    merge,
+)
 from tokenloom.constrain.schema_objects import ANY_ORDER, ObjectKeywords, count
 from tokenloom.constrain.schema_probes import PROBE, ProbePlan, probe_plan
 from tokenloom.constrain.schema_probing import ProbeKeywords
@@ -447,9 +452,9 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
             m = s["multipleOf"]
             if isinstance(m, bool) or not isinstance(m, int | float) or m <= 0:
                 raise GrammarError("multipleOf must be a positive number", param=f"{param}.multipleOf")
-            node.multiple_of = Fraction(repr(m)) if isinstance(m, float) else Fraction(m)
+            node.multiple_of = decimal_fraction(m)
         nots = s.get(NOT_MULTIPLE_OF, [])
-        node.not_multiples = tuple(Fraction(repr(m)) if isinstance(m, float) else Fraction(m) for m in nots)
+        node.not_multiples = tuple(decimal_fraction(m) for m in nots)
 
     def fill_container_literals(
         self, node: Schema, s: dict[str, Any], values: list[Any], param: str, depth: int

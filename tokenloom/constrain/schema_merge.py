@@ -43,13 +43,22 @@ def _positive(v: Any) -> bool:
 def _common_multiple(a: float, b: float) -> float:
     """The least common multiple of two positive multipleOf values (a multiple of both is a multiple of
     it), decimals included: of a/b and c/d in lowest terms it is lcm(a, c) / gcd(b, d)."""
-    fa, fb = _fraction(a), _fraction(b)
+    fa, fb = decimal_fraction(a), decimal_fraction(b)
     both = Fraction(math.lcm(fa.numerator, fb.numerator), math.gcd(fa.denominator, fb.denominator))
     return int(both) if both.denominator == 1 else float(both)
 
 
-def _fraction(v: float) -> Fraction:
+def decimal_fraction(v: float) -> Fraction:
+    """The exact value a JSON number stands for (a float as the decimal its shortest repr reads)."""
     return Fraction(repr(v)) if isinstance(v, float) else Fraction(v)
+
+
+def _both_by_name(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """Subschemas by name (properties, patternProperties) from two parts: a name in both must meet both."""
+    out = dict(mine)
+    for name, sub in theirs.items():
+        out[name] = {"allOf": [out[name], sub]} if name in out and out[name] != sub else sub
+    return out
 
 
 _LOOK_START = ("^(?=", "^(?!")
@@ -119,11 +128,8 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             out["_merged"] = True
         elif k not in out:
             out[k] = v
-        elif k == "properties" and isinstance(v, dict) and isinstance(out[k], dict):
-            props = dict(out[k])
-            for name, sub in v.items():
-                props[name] = {"allOf": [props[name], sub]} if name in props and props[name] != sub else sub
-            out[k] = props
+        elif k in ("properties", "patternProperties") and isinstance(v, dict) and isinstance(out[k], dict):
+            out[k] = _both_by_name(out[k], v)
         elif k == "not":  # neither a nor b: not (a or b)
             out[k] = {"anyOf": [out[k], v]}
         elif k == "required" and isinstance(v, list) and isinstance(out[k], list):
@@ -154,11 +160,6 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             out[k] = out[k] or v
         elif k in _BOTH_SCHEMAS and out[k] != v and not isinstance(v, list) and not isinstance(out[k], list):
             out[k] = {"allOf": [out[k], v]}
-        elif k == "patternProperties" and isinstance(v, dict) and isinstance(out[k], dict):
-            both = dict(out[k])
-            for name, sub in v.items():
-                both[name] = {"allOf": [both[name], sub]} if name in both and both[name] != sub else sub
-            out[k] = both
         elif k in ("anyOf", "oneOf") and k in out and isinstance(v, list) and isinstance(out[k], list):
             pairs = [{"allOf": [x, y]} for x in out[k] for y in v]
             if len(pairs) > 256:
