@@ -110,6 +110,7 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
         self.literal_checks: list[tuple[Schema, Schema]] = []
         self.checks: list[Check] = []
         self.all_ofs: dict[tuple[int, ...], dict[str, Any]] = {}
+        self.same_all_of: dict[tuple[int, ...], Schema] = {}  # see `all_of_key`
         self.dropped: list[str] = []  # keywords `join` could not keep (see there), in order
         self.deferred: list[tuple[Schema, dict[str, Any], str]] = []  # nodes to fill (see DEFER_DEPTH)
         self.probed: list[Schema] = []  # values read under a probe (see `settle_probes`)
@@ -176,8 +177,15 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
             return self.nodes[key]
         if len(self.nodes) > MAX_NODES or time.monotonic() > self.deadline:
             raise GrammarError("schema too large to compile", param=param)
+        same = all_of_key(schema)
+        if same is not None and same in self.same_all_of:
+            self.nodes[key] = self.same_all_of[same]
+            self.keep.append(schema)
+            return self.nodes[key]
         node = Schema()
         self.nodes[key] = node
+        if same is not None:
+            self.same_all_of[same] = node
         self.keep.append(schema)
         if schema is True or schema == {}:
             node.additional = node.items = node
@@ -645,6 +653,26 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
             node.regex = shared_regex(FORMATS[fmt])
         if fmt is not None and not (isinstance(fmt, str) and fmt in FORMATS):
             self.formats_ignored.add(str(fmt))
+
+
+def all_of_key(schema: Any) -> tuple[int, ...] | None:
+    """The parts of a dict that is nothing but an `allOf` (nested ones opened, repeats dropped), in order
+    (the order properties are written in): the name of what it means. Merges make a new such dict at
+    every level of a recursive schema (a property both parts name, one part's additionalProperties asked
+    of the other's names) from the same parts (dicts of the document, or kept by the compiler, so their
+    ids stay theirs), so two levels asking the same parts share one node and the walk ends (mod303's
+    `a` chain)."""
+    if not isinstance(schema, dict) or set(schema) != {"allOf"} or not isinstance(schema["allOf"], list):
+        return None
+    parts: dict[int, None] = {}
+    stack = list(reversed(schema["allOf"]))
+    while stack:
+        part = stack.pop()
+        if isinstance(part, dict) and set(part) == {"allOf"} and isinstance(part["allOf"], list):
+            stack.extend(reversed(part["allOf"]))
+        elif part is not True and part != {}:
+            parts[id(part)] = None
+    return tuple(parts)
 
 
 def _literal_schema(v: Any) -> Any:

@@ -93,12 +93,6 @@ def _asks_of(part: dict[str, Any], name: str) -> list[Any] | None:
     return [extra] if extra is not None and extra is not True else []
 
 
-def _plain(sub: Any) -> bool:
-    """A schema without references: asked of another part's names, a `$ref` there may recurse into a new
-    merged dict at every level (a schema that never ends), so those are left as they were."""
-    return isinstance(sub, bool) or (isinstance(sub, dict) and "$ref" not in json.dumps(sub))
-
-
 def _cross_named(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[Any]]:
     """For each property one part names and the other does not, what the other asks of its value: merged
     into one dict, the names of `a` would escape `b`'s additionalProperties (which there only judges the
@@ -112,7 +106,7 @@ def _cross_named(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[Any]]:
             if isinstance(theirs, dict) and name in theirs:
                 continue
             asked = _asks_of(other, name)
-            if asked and all(_plain(sub) for sub in asked):
+            if asked:
                 out.setdefault(name, []).extend(asked)
     return out
 

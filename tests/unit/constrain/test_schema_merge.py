@@ -3,6 +3,7 @@ and outputs breaking the earlier one got through)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import jsonschema
@@ -108,3 +109,42 @@ def test_additional_properties_of_one_part_judge_the_names_of_another() -> None:
     }
     assert schema_accepts(patterned, '{"a":1,"b":"x"}')
     assert not schema_accepts(patterned, '{"a":1,"b":2}')  # the second part's pattern judges "b"
+
+
+def _nested(depth: int) -> str:
+    return '{"a":' * depth + "{}" + "}" * depth
+
+
+# JSONSchemaBench's Handwritten mod303, scaled down: a chain of "a"s whose depth is a multiple of 2 and 3,
+# at least 1, and not the witness 6 (so 12, 18, ...). `word` names "a"; each cycle's additionalProperties,
+# a $ref, judges that name too (before, such an additionalProperties was left out and 1, 2, 3, ... passed).
+MOD6 = {
+    "allOf": [
+        {"$ref": "#/definitions/word"},
+        {"$ref": "#/definitions/x0"},
+        {"$ref": "#/definitions/y0"},
+        {"minProperties": 1},
+        {"not": {"const": {"a": {"a": {"a": {"a": {"a": {"a": {}}}}}}}}},
+    ],
+    "definitions": {
+        "word": {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/definitions/word"}},
+            "additionalProperties": False,
+        },
+        "x0": {"additionalProperties": {"$ref": "#/definitions/x1"}},
+        "x1": {"additionalProperties": {"$ref": "#/definitions/x0"}, "minProperties": 1},
+        "y0": {"additionalProperties": {"$ref": "#/definitions/y1"}},
+        "y1": {"additionalProperties": {"$ref": "#/definitions/y2"}, "minProperties": 1},
+        "y2": {"additionalProperties": {"$ref": "#/definitions/y0"}, "minProperties": 1},
+    },
+}
+
+
+def test_additional_properties_through_a_ref_judge_the_names_of_another_part() -> None:
+    """Each level merges new parts into a new dict; the compiler names such a dict by its parts, so the
+    chain of levels closes into a cycle of six nodes instead of recursing for ever."""
+    for depth in range(20):
+        expected = jsonschema.Draft7Validator(MOD6).is_valid(json.loads(_nested(depth)))
+        assert schema_accepts(MOD6, _nested(depth)) is expected, depth
+    assert [d for d in range(20) if schema_accepts(MOD6, _nested(d))] == [12, 18]
