@@ -136,6 +136,22 @@ class ObjFrame(Frame):
     def _live(self) -> bool:
         return any(d is not None for d in self.pats)
 
+    def _tight(self) -> bool:
+        """Every slot maxProperties leaves is needed by a required name not written yet: the next name
+        must be one of those (another one would leave the object no way to end)."""
+        s = self.schema
+        mx = s.max_props
+        return mx is not None and bool(s.required) and _missing_required(s, self.pos) >= mx - self.num
+
+    def _bits(self) -> int:
+        """The known names the next name may be, as bits (only required ones when `_tight`)."""
+        bits = _candidate_bits(self.schema, self.pos)
+        return bits & _required_bits(self.schema) if self._tight() else bits
+
+    def _extra(self) -> Schema | None:
+        """The schema of additional names here: none when `_tight`."""
+        return None if self._tight() else self.schema.additional
+
     def chars(self) -> CharSet:
         ph = self.phase
         if ph is Phase.KEY:
@@ -154,8 +170,8 @@ class ObjFrame(Frame):
         if self.esc:
             targets = self._escape_targets()
             return escape_chars(targets) if self.esc == 1 else hex_digits(targets, self.code, 5 - self.esc)
-        acc = EMPTY if key is None else _next_known_chars(self.schema, self.pos, key)
-        if self.schema.additional is not None:
+        acc = EMPTY if key is None else _next_known_chars(self.schema, self._bits(), key)
+        if self._extra() is not None:
             acc = acc | JSON_STRING_FREE
         else:
             for d in _closing_pats(self.schema, self.pats):
@@ -169,9 +185,9 @@ class ObjFrame(Frame):
     def _escape_targets(self) -> CharSet:
         """The chars an escape may write into the name here: those `_key_char` keeps alive (a known
         name's next char, any char of an additional name, a char some live pattern takes)."""
-        if self.schema.additional is not None:
+        if self._extra() is not None:
             return ANY
-        acc = EMPTY if self.key is None else _next_known_chars(self.schema, self.pos, self.key)
+        acc = EMPTY if self.key is None else _next_known_chars(self.schema, self._bits(), self.key)
         for d in _closing_pats(self.schema, self.pats):
             acc = acc | d.chars
         return acc
@@ -180,15 +196,13 @@ class ObjFrame(Frame):
         """A backslash: only where a char may still follow (not after `[a-z]{1,3}` is full) and some
         escape writes a char that keeps the name alive."""
         growing = any(not d.chars.is_empty() for d in _closing_pats(self.schema, self.pats))
-        return (self.schema.additional is not None or growing) and not escape_chars(
-            self._escape_targets()
-        ).is_empty()
+        return (self._extra() is not None or growing) and not escape_chars(self._escape_targets()).is_empty()
 
     def _close_key(self) -> tuple[int, Schema] | None:
         """(next pos, value schema) if the name read so far can end here."""
         key, s = self.key, self.schema
         if key is not None:
-            known = _known_index(s, self.pos, key)
+            known = _known_index(s, self._bits(), key)
             if known is not None:
                 return (self.pos | 1 << known if s.any_order else known + 1), s.props[known][1]
         if key is not None and key in s.prop_names():
@@ -199,9 +213,8 @@ class ObjFrame(Frame):
         if matched:
             value = s.pattern_sets.get(matched) or s.pattern_sets[frozenset((min(matched),))]
             return self.pos, value
-        if s.additional is not None:
-            return self.pos, s.additional
-        return None
+        extra = self._extra()
+        return None if extra is None else (self.pos, extra)
 
     def _key_char(self, ch: str) -> Replacements:
         """The name grows by the (decoded) character `ch`."""
@@ -210,15 +223,25 @@ class ObjFrame(Frame):
         pats = tuple(None if d is None else d.step(ch) for d in self.pats) if self.pats else ()
         if _refused_for_good(s, pats):
             return []
-        live = bool(_closing_pats(s, pats))
-        if key is not None and not _next_known(s, self.pos, key):
-            if s.additional is None and not live:
+        closing = _closing_pats(s, pats)
+        extra = self._extra()
+        known = key is not None and _next_known(s, self._bits(), key)
+        if key is not None and not known:
+            if extra is None and not closing:
                 return []
             if not _any_name_from(s, key):
                 key = None  # can only be an additional (or pattern) property from here on
-        if key is None and s.additional is None and not live:
+        if key is None and extra is None and not closing:
             return []
-        return [(ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry),)]
+        grown = ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry)
+        if (
+            not known
+            and extra is None
+            and all(d.chars.is_empty() for d in closing)
+            and grown._close_key() is None
+        ):
+            return []  # a full pattern name that cannot close (a known name written before: "a" twice)
+        return [(grown,)]
 
     def _key_escape(self, c: str) -> Replacements:
         """A backslash escape inside a name (`esc` 1: after the backslash, 2..5: \\uXXXX digits)."""
@@ -292,7 +315,8 @@ class ObjFrame(Frame):
             ws = WsFrame(0, self.depth)
             return [(after, ws, ValueFrame(self.value, self.depth), ws)]
         if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):
-            pats = tuple(r.initial for r in s.pattern_props) if s.pattern_props else ()
+            tight = self._tight()  # only a required name may come: no pattern or additional name
+            pats = tuple(r.initial for r in s.pattern_props) if s.pattern_props and not tight else ()
             key = "" if s.props else None  # None: no name to follow, the name is free from its first char
             return [
                 (ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry),)
@@ -337,7 +361,7 @@ class ObjFrame(Frame):
             return None
         live = [d for d in self.pats if d is not None]
         if not live:
-            return FreeRun(JSON_STRING_FREE, None) if self.schema.additional is not None else None
+            return FreeRun(JSON_STRING_FREE, None) if self._extra() is not None else None
         klass = JSON_STRING_FREE
         for d in live:
             klass = klass & d.loop_chars()
@@ -345,7 +369,7 @@ class ObjFrame(Frame):
             return FreeRun(klass, None)
         if any(self.pats[i] is not None for i in _refusing(self.schema)):
             return None  # a run may complete a refused name: no claim that a run keeps it alive
-        if self.schema.additional is not None or any(d.is_universal(JSON_STRING_FREE) for d in live):
+        if self._extra() is not None or any(d.is_universal(JSON_STRING_FREE) for d in live):
             return FreeRun(JSON_STRING_FREE, None, stateful=True)
         chain = live[0].chain() if len(live) == 1 else None
         if chain is None:
@@ -361,9 +385,9 @@ class ObjFrame(Frame):
         if self.phase is not Phase.KEY or self.esc or self.key is None:
             return None
         s = self.schema
-        if s.additional is not None or self._live():
+        if self._extra() is not None or self._live():
             return None
-        name = _only_name(s, self.pos, self.key)
+        name = _only_name(s, self._bits(), self.key)
         if name is None:
             return None
         rest = name[len(self.key) :]
@@ -379,19 +403,20 @@ class ObjFrame(Frame):
         string chars keeps the name alive, whichever known name it strays from (the mask walk then
         judges a known name's subtree of such runs in bulk)."""
         s = self.schema
-        return self.phase is Phase.KEY and not self.esc and s.additional is not None and not _refusing(s)
+        return self.phase is Phase.KEY and not self.esc and self._extra() is not None and not _refusing(s)
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """(D, F): chars that leave the name to one frame F in a plain run. D avoids the next chars
         of known names; each live pattern takes all of D alike (loops, dies, moves to one state, or
         follows its own delegation hint) so F is one frame."""
         key, s = self.key, self.schema
-        if self.phase is not Phase.KEY or self.esc or (s.additional is None and not self._live()):
+        extra = self._extra()
+        if self.phase is not Phase.KEY or self.esc or (extra is None and not self._live()):
             return None
         klass = JSON_STRING_FREE
         if key is not None:
             klass = klass - _name_starts(s, key)
-        may_die = s.additional is not None or sum(d is not None for d in self.pats) > 1
+        may_die = extra is not None or sum(d is not None for d in self.pats) > 1
         pats: list[DState | None] = []
         for d in self.pats:
             if d is None:
@@ -409,7 +434,7 @@ class ObjFrame(Frame):
                 options.append((klass & hint[0], hint[1]))
             klass, kept = max(options, key=_option_size)
             pats.append(kept)
-        if s.additional is None and not _closing_pats(s, pats):
+        if extra is None and not _closing_pats(s, pats):
             return None
         if _refused_for_good(s, pats):
             return None
@@ -455,7 +480,7 @@ class ObjFrame(Frame):
     def skip(self, n: int) -> Frame:
         """After `n` chars of a bounded run: the one live pattern advanced along its counted run."""
         live = [i for i, d in enumerate(self.pats) if d is not None]
-        if self.schema.additional is not None or len(live) != 1:
+        if self._extra() is not None or len(live) != 1:
             return self
         d = self.pats[live[0]]
         chain = d.chain() if d is not None else None
@@ -534,6 +559,14 @@ def _candidate_bits(schema: Schema, pos: int) -> int:
     return sum(1 << i for i, _ in _candidates(schema, pos))
 
 
+@lru_cache(maxsize=1 << 12)
+def _missing_required(schema: Schema, pos: int) -> int:
+    """How many required names are not written yet at `pos` (schema order: those from `pos` on)."""
+    if schema.any_order:
+        return (_required_bits(schema) & ~pos).bit_count()
+    return sum(1 for name, _ in schema.props[pos:] if name in schema.required)
+
+
 @dataclass(frozen=True, slots=True)
 class _Prefix:
     """One prefix of some property names: the names that start with it (bits), the same per next char,
@@ -587,37 +620,35 @@ def _prefixes(schema: Schema) -> _Names:
     return _Names(schema)
 
 
-def _next_known(schema: Schema, pos: int, key: str) -> bool:
-    """Whether some candidate name starts with `key` (or is it)."""
+def _next_known(schema: Schema, bits: int, key: str) -> bool:
+    """Whether some candidate name (`bits`) starts with `key` (or is it)."""
     entry = _prefixes(schema).get(key)
-    return entry is not None and entry.names & _candidate_bits(schema, pos) != 0
+    return entry is not None and entry.names & bits != 0
 
 
 @lru_cache(maxsize=1 << 16)
-def _next_known_chars(schema: Schema, pos: int, key: str) -> CharSet:
+def _next_known_chars(schema: Schema, bits: int, key: str) -> CharSet:
     entry = _prefixes(schema).get(key)
     if entry is None:
         return EMPTY
-    bits = _candidate_bits(schema, pos)
     return CharSet.of("".join(ch for ch, names in entry.next_chars if names & bits))
 
 
-def _only_name(schema: Schema, pos: int, key: str) -> str | None:
+def _only_name(schema: Schema, candidates: int, key: str) -> str | None:
     """The one candidate name that starts with `key` (or is it), if there is exactly one."""
     entry = _prefixes(schema).get(key)
     if entry is None:
         return None
-    bits = entry.names & _candidate_bits(schema, pos)
+    bits = entry.names & candidates
     if bits == 0 or bits & (bits - 1):
         return None
     return schema.props[bits.bit_length() - 1][0]
 
 
-def _known_index(schema: Schema, pos: int, key: str) -> int | None:
+def _known_index(schema: Schema, bits: int, key: str) -> int | None:
     entry = _prefixes(schema).get(key)
     if entry is None or not entry.whole:
         return None
-    bits = _candidate_bits(schema, pos)
     return next((i for i in entry.whole if bits >> i & 1), None)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from tokenloom.constrain.formats import ANNOTATIONS, names_pattern
 from tokenloom.constrain.regex import Regex, shared_regex
 from tokenloom.constrain.schema_ir import Schema
+from tokenloom.constrain.schema_merge import both_patterns
 from tokenloom.errors import GrammarError
 
 _LOOKAROUND = re.compile(r"\(\?<?[=!]")
@@ -97,7 +98,13 @@ class ObjectKeywords:
         refused = self.refused_names(s["propertyNames"], param)
         if refused is not None:
             return self.refuse_names(node, s, props, req, refused, param)
-        if pattern is None or s.get("patternProperties"):
+        pp = s.get("patternProperties") or {}
+        extra = s.get("additionalProperties", True)
+        # beside patternProperties: each pattern also asks for the names' pattern, and the names' pattern
+        # takes the other names; exact where those others may hold any value or none, at most 3 in all
+        if pattern is None or (
+            pp and (not isinstance(pp, dict) or extra not in (True, {}, False) or len(pp) > 2)
+        ):
             self.ignore(node, "propertyNames")
             return s, props, req
         regex = self.regex(node, pattern, "propertyNames", f"{param}.propertyNames")
@@ -105,8 +112,10 @@ class ObjectKeywords:
         if any(r not in kept and not _name_matches(regex, r) for r in req):
             kept, req = {}, []
             node.types = node.types - {"object"}
-        extra = s.get("additionalProperties", True)
-        s = {**s, "patternProperties": {pattern: extra}, "additionalProperties": False, "_names": pattern}
+        both = {both_patterns(own, pattern): sub for own, sub in pp.items()}
+        if extra is not False:
+            both[pattern] = extra
+        s = {**s, "patternProperties": both, "additionalProperties": False, "_names": pattern}
         self.keep.append(s)
         return s, kept, req
 

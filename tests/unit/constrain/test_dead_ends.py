@@ -136,3 +136,78 @@ def test_a_name_that_admits_no_value_is_not_offered(schema: dict[str, Any], text
     assert feed_text(initial({"json_schema": schema}), text) is None
     assert schema_accepts(schema, '{"b": 1}')
     assert not schema_accepts(schema, '{"a": 1}')
+
+
+# maxProperties with a required name not written yet: once the slots left are all needed by missing
+# required names, the next name must be one of them (dep8 wrote two pattern names before its required
+# "a", and the object could neither end nor take a third name)
+TIGHT_PATTERNS = {
+    "type": "object",
+    "patternProperties": {"^[a-e]$": True},
+    "additionalProperties": False,
+    "required": ["a"],
+    "maxProperties": 2,
+}
+TIGHT_EXTRA = {"type": "object", "properties": {"x": {}, "y": {}}, "required": ["y"], "maxProperties": 2}
+TIGHT_ANY_ORDER = {
+    "type": "object",
+    "properties": {"p": {}, "q": {}, "r": {}},
+    "required": ["q", "r"],
+    "maxProperties": 3,
+    "x-tokenloom-any-order": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "prefix", "refused", "taken"),
+    [
+        (TIGHT_PATTERNS, '{"b":1,"', "c", "a"),
+        (TIGHT_PATTERNS, '{"b":1,"', "\\u0063", "a"),  # "c" as an escape
+        (TIGHT_EXTRA, '{"x":1,"', "z", "y"),
+        (TIGHT_EXTRA, '{"z":1,"', "x", "y"),  # an optional known name takes a slot too
+        (TIGHT_ANY_ORDER, '{"p":1,"', "s", "r"),
+        (TIGHT_ANY_ORDER, '{"p":1,"q":2,"', "s", "r"),
+    ],
+)
+def test_the_last_slots_go_to_missing_required_names(
+    schema: dict[str, Any], prefix: str, refused: str, taken: str
+) -> None:
+    start = feed_text(initial({"json_schema": schema}), prefix)
+    assert start is not None
+    assert feed_text(start, refused + '"') is None
+    assert feed_text(start, taken + '"') is not None
+    assert _dead_ends(start, 6) == []
+
+
+def test_tight_slots_leave_valid_objects_alone() -> None:
+    for schema, ok, bad in (
+        (TIGHT_PATTERNS, ['{"a":1}', '{"b":1,"a":2}', '{"a":1,"e":2}'], ['{"b":1}', '{"b":1,"c":2}']),
+        (TIGHT_EXTRA, ['{"y":1}', '{"x":1,"y":2}', '{"z":1,"y":2}', '{"y":1,"z":2}'], ['{"x":1,"z":2}']),
+        (TIGHT_ANY_ORDER, ['{"r":1,"q":2}', '{"q":1,"p":2,"r":3}'], ['{"p":1,"s":2,"q":3}']),
+    ):
+        assert [schema_accepts(schema, t) for t in ok] == [True] * len(ok)
+        assert [schema_accepts(schema, t) for t in bad] == [False] * len(bad)
+
+
+@pytest.mark.parametrize(
+    ("schema", "prefix"),
+    [(TIGHT_PATTERNS, '{"b":1,"'), (TIGHT_EXTRA, '{"x":1,"'), (TIGHT_ANY_ORDER, '{"p":1,"')],
+)
+def test_tight_slot_masks_are_exact(
+    schema: dict[str, Any], prefix: str, vocab: Vocab, greedy: Greedy
+) -> None:
+    c = compile({"json_schema": schema}, vocab)
+    assert greedy.tokens(c, prefix) is not None
+    mask = c.allowed()
+    assert mask is not None
+    assert mask_ids(mask) == _brute_force(c, vocab)
+
+
+def test_a_full_pattern_name_already_written_is_refused_at_once() -> None:
+    """`"a` again after "a" was written: "^[a-e]$" takes nothing more and "a" is claimed (no closing
+    quote), so the name was a dead end; now its last char is refused."""
+    start = feed_text(initial({"json_schema": TIGHT_PATTERNS}), '{"a":1,"')
+    assert start is not None
+    assert feed_text(start, "a") is None
+    assert feed_text(start, 'b"') is not None
+    assert _dead_ends(start, 6) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 
 from tests.unit.constrain.chars import initial, schema_accepts
@@ -200,6 +201,40 @@ def test_property_names() -> None:
     assert _both(short, {"abc": 1}) and not _both(short, {"abcd": 1})
     listed = {"type": "object", "propertyNames": {"enum": ["a.b", "c"]}}
     assert _both(listed, {"a.b": 1, "c": 2}) and not _both(listed, {"axb": 1})
+
+
+def test_property_names_beside_pattern_properties() -> None:
+    """Each pattern also asks for the names' pattern, which takes the other names (before, propertyNames
+    beside patternProperties was named unenforced and any name passed: notnames7's `"a5b7 9"`)."""
+    s = {
+        "type": "object",
+        "properties": {"a1": {"type": "integer"}, "Z": {}},
+        "patternProperties": {"9": {"type": "string"}, "^b": {"type": "boolean"}},
+        "propertyNames": {"pattern": "^(\\w\\d)+$"},
+    }
+    assert build({"json_schema": s})[1] == frozenset()
+    validator = jsonschema.Draft7Validator(s)
+    for value in (
+        {"a1": 1},
+        {"a9": "x"},
+        {"b1": True},
+        {"b9": "x"},  # both patterns: a string and a boolean at once, so no value
+        {"b9": True},
+        {"c2": None},
+        {"a9 ": "x"},
+        {"Z": 1},
+        {"a1": "x"},
+        {"x": 2},
+        {"c2": [], "b3": False, "a1": 4},
+    ):
+        assert _both(s, value) is validator.is_valid(value), value
+    closed = {**s, "additionalProperties": False}  # the other names take no value: the patterns alone
+    assert build({"json_schema": closed})[1] == frozenset()
+    closed_validator = jsonschema.Draft7Validator(closed)
+    for value in ({"a9": "x"}, {"c2": None}, {"a1": 1, "b2": True}, {"a9 ": "x"}):
+        assert _both(closed, value) is closed_validator.is_valid(value), value
+    typed = {**s, "additionalProperties": {"type": "integer"}}  # would also judge the patterns' names
+    assert build({"json_schema": typed})[1] == frozenset({"propertyNames"})
 
 
 def test_property_names_a_pattern_refuses() -> None:
