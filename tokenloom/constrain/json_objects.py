@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
 
+from tokenloom.constrain import name_musts
 from tokenloom.constrain.charset import ANY, EMPTY, JSON_STRING_FREE, CharSet
 from tokenloom.constrain.json_frames import (
     BACKSLASH,
@@ -26,7 +27,7 @@ from tokenloom.constrain.json_frames import (
     hex_digits,
 )
 from tokenloom.constrain.parser import Frame, FreeRun
-from tokenloom.constrain.regex import DState
+from tokenloom.constrain.regex import DState, Regex
 from tokenloom.constrain.regex_horizon import horizon_rep
 from tokenloom.constrain.schema_ir import Carry, Probe, Schema
 
@@ -57,9 +58,24 @@ class ObjFrame(Frame):
     In the COLON phase `value` is the schema of the coming value (and `key` its name, where `carry` checks
     that value). `carry` is set on an object read under a probe (`schema_ir.Carry`): it gathers the
     probe's features, and the object ends in the frame the probe picks instead of being popped.
+    `met` are the bits of the schema's name musts (name_musts.py) the names so far meet (-1: not known,
+    not tracked); where they are tracked, `key` keeps the whole name.
     """
 
-    __slots__ = ("carry", "code", "depth", "esc", "key", "num", "pats", "phase", "pos", "schema", "value")
+    __slots__ = (
+        "carry",
+        "code",
+        "depth",
+        "esc",
+        "key",
+        "met",
+        "num",
+        "pats",
+        "phase",
+        "pos",
+        "schema",
+        "value",
+    )
 
     schema: Schema
     phase: Phase
@@ -72,6 +88,7 @@ class ObjFrame(Frame):
     pats: tuple[DState | None, ...]
     code: int
     carry: Carry | None
+    met: int
 
     def __init__(
         self,
@@ -86,6 +103,7 @@ class ObjFrame(Frame):
         pats: tuple[DState | None, ...] = (),
         code: int = 0,
         carry: Carry | None = None,
+        met: int = 0,
     ) -> None:
         self._hash = 0
         self.schema = schema
@@ -99,6 +117,7 @@ class ObjFrame(Frame):
         self.pats = pats
         self.code = code
         self.carry = carry
+        self.met = met
 
     def identity(self) -> tuple[object, ...]:
         return (
@@ -113,6 +132,7 @@ class ObjFrame(Frame):
             self.pats,
             self.code,
             self.carry,
+            self.met,
         )
 
     def _candidates(self) -> tuple[tuple[int, str], ...]:
@@ -122,6 +142,8 @@ class ObjFrame(Frame):
         s = self.schema
         if self.num < s.min_props:
             return False
+        if self._tracked() and self.met != name_musts.all_bits(s):
+            return False  # a must no name met: the `not` it stands for refuses the object
         if s.any_order:
             return self.pos & _required_bits(s) == _required_bits(s)
         return all(n not in s.required for n, _ in s.props[self.pos :])
@@ -131,6 +153,8 @@ class ObjFrame(Frame):
         if mx is not None and self.num >= mx:
             return False
         s = self.schema
+        if self._gates() == ():
+            return False  # no name could leave the musts still unmet coverable
         return bool(self._candidates()) or s.additional is not None or bool(s.pattern_props)
 
     def _live(self) -> bool:
@@ -151,6 +175,29 @@ class ObjFrame(Frame):
     def _extra(self) -> Schema | None:
         """The schema of additional names here: none when `_tight`."""
         return None if self._tight() else self.schema.additional
+
+    def _tracked(self) -> bool:
+        """Whether the names are matched against the schema's musts (see name_musts.py)."""
+        s = self.schema
+        if not s.name_musts:  # nearly every object: no call into name_musts
+            return False
+        return self.met >= 0 and name_musts.tracked(s)
+
+    def _gates(self) -> tuple[Regex, ...] | None:
+        """The regexes one of which the next name must match (None: any name will do)."""
+        if not self._tracked():
+            return None
+        s = self.schema
+        mx = s.max_props
+        assert mx is not None  # internal: tracked only under maxProperties
+        return name_musts.gate(s, name_musts.all_bits(s) & ~self.met, mx - self.num)
+
+    def _gate_states(self) -> tuple[DState, ...] | None:
+        """In a name: the gate regexes' states on it (None: no gate)."""
+        gates = self._gates()
+        if gates is None or self.key is None:
+            return None
+        return name_musts.states(gates, self.key)
 
     def chars(self) -> CharSet:
         ph = self.phase
@@ -176,6 +223,7 @@ class ObjFrame(Frame):
         else:
             for d in _closing_pats(self.schema, self.pats):
                 acc = acc | (d.chars & JSON_STRING_FREE)
+        acc = self._gated(acc)
         if self._may_escape():
             acc = acc | BACKSLASH
         if self._close_key() is not None:
@@ -186,11 +234,21 @@ class ObjFrame(Frame):
         """The chars an escape may write into the name here: those `_key_char` keeps alive (a known
         name's next char, any char of an additional name, a char some live pattern takes)."""
         if self._extra() is not None:
-            return ANY
+            return self._gated(ANY)
         acc = EMPTY if self.key is None else _next_known_chars(self.schema, self._bits(), self.key)
         for d in _closing_pats(self.schema, self.pats):
             acc = acc | d.chars
-        return acc
+        return self._gated(acc)
+
+    def _gated(self, acc: CharSet) -> CharSet:
+        """`acc` less the chars no gate regex takes next."""
+        gated = self._gate_states()
+        if gated is None:
+            return acc
+        allowed = EMPTY
+        for d in gated:
+            allowed = allowed | d.chars
+        return acc & allowed
 
     def _may_escape(self) -> bool:
         """A backslash: only where a char may still follow (not after `[a-z]{1,3}` is full) and some
@@ -201,6 +259,9 @@ class ObjFrame(Frame):
     def _close_key(self) -> tuple[int, Schema] | None:
         """(next pos, value schema) if the name read so far can end here."""
         key, s = self.key, self.schema
+        gated = self._gate_states()
+        if gated is not None and not any(d.accepting for d in gated):
+            return None
         if key is not None:
             known = _known_index(s, self._bits(), key)
             if known is not None:
@@ -229,11 +290,16 @@ class ObjFrame(Frame):
         if key is not None and not known:
             if extra is None and not closing:
                 return []
-            if not _any_name_from(s, key):
+            if not _any_name_from(s, key) and not self._tracked():
                 key = None  # can only be an additional (or pattern) property from here on
         if key is None and extra is None and not closing:
             return []
-        grown = ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry)
+        gates = self._gates()
+        if gates is not None and key is not None and not name_musts.states(gates, key):
+            return []  # no gate regex can match a name starting so
+        grown = ObjFrame(
+            s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry, met=self.met
+        )
         if (
             not known
             and extra is None
@@ -278,6 +344,7 @@ class ObjFrame(Frame):
             self.pats,
             code,
             self.carry,
+            met=self.met,
         )
 
     def feed(self, c: str) -> Replacements:
@@ -295,8 +362,11 @@ class ObjFrame(Frame):
                 if carry is not None and self.key is not None:  # a name the probe's features may count
                     carry = carry.present(self.key)
                     name = self.key if self.key in carry.probe.checks else None
+                met = self.met
+                if self.key is not None and self._tracked():
+                    met |= name_musts.met_by(s, self.key)
                 colon = ObjFrame(
-                    s, Phase.COLON, close[0], self.num, name, close[1], self.depth, 0, (), 0, carry
+                    s, Phase.COLON, close[0], self.num, name, close[1], self.depth, 0, (), 0, carry, met=met
                 )
                 return [(colon, WsFrame(0, self.depth))]
             if not JSON_STRING_FREE.contains_cp(ord(c)):
@@ -307,7 +377,9 @@ class ObjFrame(Frame):
                 return []
             # past its bounds the count changes nothing: capped, so the entries of a map share states
             num = min(self.num + 1, max(s.min_props, s.max_props or 0) + 1)
-            after = ObjFrame(s, Phase.AFTER_VALUE, self.pos, num, "", None, self.depth, 0, (), 0, self.carry)
+            after = ObjFrame(
+                s, Phase.AFTER_VALUE, self.pos, num, "", None, self.depth, 0, (), 0, self.carry, met=self.met
+            )
             if self.carry is not None and self.key is not None:  # a value the probe checks
                 return _probe_start[0](self.carry.probe, after, self.key, self.value)
             if self.value.probe is not None:  # a value whose features pick the rest of the object
@@ -317,9 +389,25 @@ class ObjFrame(Frame):
         if c == '"' and (ph is Phase.AFTER_COMMA or (ph is Phase.OPEN and self._more_keys())):
             tight = self._tight()  # only a required name may come: no pattern or additional name
             pats = tuple(r.initial for r in s.pattern_props) if s.pattern_props and not tight else ()
-            key = "" if s.props else None  # None: no name to follow, the name is free from its first char
+            # None: no name to follow (nor musts to match), the name is free from its first char
+            key = "" if s.props or self._tracked() else None
             return [
-                (ObjFrame(s, Phase.KEY, self.pos, self.num, key, None, self.depth, 0, pats, 0, self.carry),)
+                (
+                    ObjFrame(
+                        s,
+                        Phase.KEY,
+                        self.pos,
+                        self.num,
+                        key,
+                        None,
+                        self.depth,
+                        0,
+                        pats,
+                        0,
+                        self.carry,
+                        met=self.met,
+                    ),
+                )
             ]
         if c == "}" and ph is not Phase.AFTER_COMMA and self._can_close():
             return [self._resumed()] if self.carry is not None else [()]
@@ -327,7 +415,18 @@ class ObjFrame(Frame):
             return [
                 (
                     ObjFrame(
-                        s, Phase.AFTER_COMMA, self.pos, self.num, "", None, self.depth, 0, (), 0, self.carry
+                        s,
+                        Phase.AFTER_COMMA,
+                        self.pos,
+                        self.num,
+                        "",
+                        None,
+                        self.depth,
+                        0,
+                        (),
+                        0,
+                        self.carry,
+                        met=self.met,
                     ),
                     WsFrame(0, self.depth),
                 )
@@ -346,7 +445,10 @@ class ObjFrame(Frame):
     def going_on(self, schema: Schema, carry: Carry | None) -> tuple[Frame, Frame]:
         """This frame after a value (AFTER_VALUE) under `schema` and `carry` instead of its own, with the
         whitespace before its `,` or `}`: where a value read under a probe leaves its object."""
-        after = ObjFrame(schema, Phase.AFTER_VALUE, self.pos, self.num, "", None, self.depth, 0, (), 0, carry)
+        met = self.met if schema is self.schema else -1  # another schema's musts: not tracked
+        after = ObjFrame(
+            schema, Phase.AFTER_VALUE, self.pos, self.num, "", None, self.depth, 0, (), 0, carry, met=met
+        )
         return (after, WsFrame(0, self.depth))
 
     def can_end(self) -> bool:
@@ -382,7 +484,7 @@ class ObjFrame(Frame):
         """Inside a name that can only be one known name (no additional or pattern names, so no
         escape either): the rest of that name and its closing quote, and the frames they lead to. The
         mask walk then follows the name down the trie without making a parser state per char."""
-        if self.phase is not Phase.KEY or self.esc or self.key is None:
+        if self.phase is not Phase.KEY or self.esc or self.key is None or self._tracked():
             return None
         s = self.schema
         if self._extra() is not None or self._live():
@@ -394,7 +496,18 @@ class ObjFrame(Frame):
         if not all(JSON_STRING_FREE.contains_cp(ord(ch)) for ch in rest):
             return None
         whole = ObjFrame(
-            s, Phase.KEY, self.pos, self.num, name, None, self.depth, 0, self.pats, 0, self.carry
+            s,
+            Phase.KEY,
+            self.pos,
+            self.num,
+            name,
+            None,
+            self.depth,
+            0,
+            self.pats,
+            0,
+            self.carry,
+            met=self.met,
         )
         return rest + '"', whole.feed('"')
 
@@ -403,7 +516,13 @@ class ObjFrame(Frame):
         string chars keeps the name alive, whichever known name it strays from (the mask walk then
         judges a known name's subtree of such runs in bulk)."""
         s = self.schema
-        return self.phase is Phase.KEY and not self.esc and self._extra() is not None and not _refusing(s)
+        return (
+            self.phase is Phase.KEY
+            and not self.esc
+            and self._extra() is not None
+            and not _refusing(s)
+            and not self._tracked()  # the name is kept whole: each run is a state of its own
+        )
 
     def delegate(self) -> tuple[CharSet, Frame] | None:
         """(D, F): chars that leave the name to one frame F in a plain run. D avoids the next chars
@@ -413,6 +532,8 @@ class ObjFrame(Frame):
         extra = self._extra()
         if self.phase is not Phase.KEY or self.esc or (extra is None and not self._live()):
             return None
+        if self._tracked():
+            return None  # the name is kept whole: no frame stands for a class of chars
         klass = JSON_STRING_FREE
         if key is not None:
             klass = klass - _name_starts(s, key)
@@ -439,7 +560,18 @@ class ObjFrame(Frame):
         if _refused_for_good(s, pats):
             return None
         target = ObjFrame(
-            s, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats), 0, self.carry
+            s,
+            Phase.KEY,
+            self.pos,
+            self.num,
+            None,
+            None,
+            self.depth,
+            0,
+            tuple(pats),
+            0,
+            self.carry,
+            met=self.met,
         )
         if klass.is_empty() or target == self:
             return None
@@ -475,6 +607,7 @@ class ObjFrame(Frame):
             pats,
             self.code,
             self.carry,
+            met=self.met,
         )
 
     def skip(self, n: int) -> Frame:
@@ -489,7 +622,18 @@ class ObjFrame(Frame):
         pats = list(self.pats)
         pats[live[0]] = d.advance(n, chain[0])
         return ObjFrame(
-            self.schema, Phase.KEY, self.pos, self.num, None, None, self.depth, 0, tuple(pats), 0, self.carry
+            self.schema,
+            Phase.KEY,
+            self.pos,
+            self.num,
+            None,
+            None,
+            self.depth,
+            0,
+            tuple(pats),
+            0,
+            self.carry,
+            met=self.met,
         )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from tokenloom.constrain.formats import FORMATS
 from tokenloom.constrain.json_equality import value_key
-from tokenloom.constrain.negation import NOT_MULTIPLE_OF, negated_branches
+from tokenloom.constrain.negation import NOT_MULTIPLE_OF, SOME_NAMES, negated_branches, negated_name_schemas
 from tokenloom.constrain.regex import shared_regex
 from tokenloom.constrain.schema_checks import Check, settle
 from tokenloom.constrain.schema_conditions import value_chain
@@ -392,6 +392,11 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
             self.keep.extend(merged)
             node.options = tuple(self.node(m, param, depth + 1) for m in merged)
             return
+        flatten = lambda sub: self.flatten(sub, f"{param}.not", 0)  # noqa: E731
+        musts = [self.refused_names(names, param) for names in negated_name_schemas(s["not"], flatten)]
+        if musts and None not in musts:  # names the object must hold: told to it (name_musts.py)
+            main = {**main, SOME_NAMES: [*main.get(SOME_NAMES, []), *musts]}
+            self.keep.append(main)
         parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
         node.combo = Combo("not", parts)
         self.checks.append(Check(node, "not", parts[1:], parts[:1]))

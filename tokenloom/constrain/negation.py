@@ -27,6 +27,7 @@ _FEW_VALUES: dict[Any, list[Any]] = {"boolean": [True, False], "null": [None]}
 
 
 NOT_MULTIPLE_OF = "_not_multiple_of"  # a merged dict's negated multipleOf values (schema_ir.not_multiples)
+SOME_NAMES = "_some_names"  # a merged dict's patterns some property name must match (schema_ir.name_musts)
 MAX_BRANCHES = 16  # branches a negated anyOf may multiply into before the checked `not` is kept
 Flatten = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -47,6 +48,19 @@ def negated_branches(negated: Any, main: dict[str, Any], flatten: Flatten) -> li
         out = [[*mine, b] for mine in out for b in branches]
         if len(out) > MAX_BRANCHES:
             return None
+    return out
+
+
+def negated_name_schemas(negated: Any, flatten: Flatten) -> list[Any]:
+    """For each disjunct of `negated` that says only `propertyNames: S` (of an object): S. Its
+    negation holds of an object only where some name fails S, so `not negated` asks for such a name
+    (where S is `not P`: a name matching P). The `not` stays checked; these only tell the object."""
+    out = []
+    for leaf in _disjuncts(negated, flatten, 0):
+        if not isinstance(leaf, dict) or set(leaf) - _ANNOTATIONS - {"type"} != {"propertyNames"}:
+            continue
+        if leaf.get("type", "object") in ("object", ["object"]):
+            out.append(leaf["propertyNames"])
     return out
 
 

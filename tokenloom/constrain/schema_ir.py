@@ -168,6 +168,8 @@ class Schema:
         "min_props",
         "minimum",
         "multiple_of",
+        "name_musts",
+        "names_pattern",
         "not_multiples",
         "options",
         "pattern_props",
@@ -227,6 +229,10 @@ class Schema:
         # can match one name together (a name matching several must satisfy all their schemas)
         self.pattern_props: tuple[Regex, ...] = ()
         self.pattern_sets: dict[frozenset[int], Schema] = {}
+        # `not {propertyNames: {not: P}}` beside maxProperties: the patterns P some name must match, and
+        # propertyNames' own pattern (name_musts.py: which names the slots left still allow)
+        self.name_musts: tuple[str, ...] = ()
+        self.names_pattern: str | None = None
         self._first: CharSet | None = None
         self._alts: tuple[Schema, ...] | None = None
         self._names: frozenset[str] | None = None

@@ -142,7 +142,7 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             out[k] = min(out[k], v)
         elif k == "multipleOf" and _positive(v) and _positive(out[k]):
             out[k] = _common_multiple(out[k], v)
-        elif k == "_not_multiple_of" and isinstance(v, list) and isinstance(out[k], list):
+        elif k in ("_not_multiple_of", "_some_names") and isinstance(v, list) and isinstance(out[k], list):
             out[k] = out[k] + v
         elif k == "exclusiveMinimum" and _number(v) and _number(out[k]):
             out[k] = max(out[k], v)

@@ -12,6 +12,8 @@ import re
 from typing import Any
 
 from tokenloom.constrain.formats import ANNOTATIONS, names_pattern
+from tokenloom.constrain.name_musts import MAX_MUSTS, names_bounded
+from tokenloom.constrain.negation import SOME_NAMES
 from tokenloom.constrain.regex import Regex, shared_regex
 from tokenloom.constrain.schema_ir import Schema
 from tokenloom.constrain.schema_merge import both_patterns
@@ -52,6 +54,7 @@ class ObjectKeywords:
         req = s.get("required", [])
         if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
             raise GrammarError("required must be a list of names", param=f"{param}.required")
+        s = self.one_name_meets_all(s, param)
         if "propertyNames" in s:
             s, props, req = self.property_names(node, s, props, req, param)
         pats = self.fill_patterns(node, s, param, depth)
@@ -82,10 +85,45 @@ class ObjectKeywords:
         )
         node.min_props = count(s, "minProperties", param)
         node.max_props = count(s, "maxProperties", param, None)
+        musts = s.get(SOME_NAMES)
+        # each tracked name is kept whole while it is written: short names only (`names_bounded`)
+        if (
+            isinstance(musts, list)
+            and node.max_props is not None
+            and 0 < len(musts) <= MAX_MUSTS
+            and names_bounded(names)
+        ):
+            node.name_musts = tuple(dict.fromkeys(musts))
+            node.names_pattern = names
         any_order = s.get(ANY_ORDER, self.any_order)
         if not isinstance(any_order, bool):
             raise GrammarError(f"{ANY_ORDER} must be true or false", param=f"{param}.{ANY_ORDER}")
         node.any_order = any_order
+
+    def one_name_meets_all(self, s: dict[str, Any], param: str) -> dict[str, Any]:
+        """maxProperties 1 beside names the object must hold (name_musts.py): its one name must match every
+        must pattern, so they join propertyNames' pattern as look-aheads (and the object needs a name)."""
+        musts = s.get(SOME_NAMES)
+        if not isinstance(musts, list) or not musts or count(s, "maxProperties", param, None) != 1:
+            return s
+        names = s.get("propertyNames", True)
+        pattern = None if names is True else names_pattern(names)
+        if names is not True and pattern is None:
+            return s  # propertyNames says more than one pattern: the musts stay for the `not` to check
+        parts = list(dict.fromkeys(musts))
+        joined = pattern if pattern is not None else parts.pop(0)
+        for part in parts:
+            joined = both_patterns(joined, part)
+        try:
+            if shared_regex(joined, search=True).lenient:
+                return s
+        except GrammarError:
+            return s
+        out = {k: v for k, v in s.items() if k != SOME_NAMES}
+        out["propertyNames"] = {"pattern": joined}
+        out["minProperties"] = max(1, count(s, "minProperties", param))
+        self.keep.append(out)
+        return out
 
     def property_names(
         self, node: Schema, s: dict[str, Any], props: dict[str, Any], req: list[str], param: str
