@@ -559,20 +559,7 @@ class ObjFrame(Frame):
             return None
         if _refused_for_good(s, pats):
             return None
-        target = ObjFrame(
-            s,
-            Phase.KEY,
-            self.pos,
-            self.num,
-            None,
-            None,
-            self.depth,
-            0,
-            tuple(pats),
-            0,
-            self.carry,
-            met=self.met,
-        )
+        target = self._free_name(tuple(pats))
         if klass.is_empty() or target == self:
             return None
         if any(pats[i] is not None for i in _refusing(s)) and target.free_run() is None:
@@ -621,6 +608,10 @@ class ObjFrame(Frame):
             return self
         pats = list(self.pats)
         pats[live[0]] = d.advance(n, chain[0])
+        return self._free_name(tuple(pats))
+
+    def _free_name(self, pats: tuple[DState | None, ...]) -> ObjFrame:
+        """This frame inside a name that can only be a pattern or additional one, its patterns at `pats`."""
         return ObjFrame(
             self.schema,
             Phase.KEY,
@@ -630,7 +621,7 @@ class ObjFrame(Frame):
             None,
             self.depth,
             0,
-            tuple(pats),
+            pats,
             0,
             self.carry,
             met=self.met,
