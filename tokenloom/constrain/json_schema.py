@@ -393,8 +393,9 @@ class SchemaCompiler(ObjectKeywords, ProbeKeywords):
             node.options = tuple(self.node(m, param, depth + 1) for m in merged)
             return
         flatten = lambda sub: self.flatten(sub, f"{param}.not", 0)  # noqa: E731
-        musts = [self.refused_names(names, param) for names in negated_name_schemas(s["not"], flatten)]
-        if musts and None not in musts:  # names the object must hold: told to it (name_musts.py)
+        refused = [self.refused_names(names, param) for names in negated_name_schemas(s["not"], flatten)]
+        musts = [pattern for pattern in refused if pattern is not None]  # each one holds on its own
+        if musts:  # names the object must hold: told to it (name_musts.py)
             main = {**main, SOME_NAMES: [*main.get(SOME_NAMES, []), *musts]}
             self.keep.append(main)
         parts = (self.node(main, param, depth + 1), self.node(s["not"], f"{param}.not", depth + 1))
