@@ -73,18 +73,26 @@ def met_by(schema: Schema, name: str) -> int:
     return sum(1 << i for i, r in enumerate(regexes) if r.fullmatch(name))
 
 
-@lru_cache(maxsize=1 << 12)
-def _conjunction(schema: Schema, bits: int) -> Regex | None:
-    """One regex for a name meeting every must in `bits` and propertyNames' pattern (None: too large)."""
-    parts = [p for i, p in enumerate(schema.name_musts) if bits >> i & 1]
-    pattern = schema.names_pattern if schema.names_pattern is not None else parts.pop(0)
+def meeting_all(names: str | None, musts: list[str]) -> tuple[str, Regex] | None:
+    """One pattern (and its regex) for a name matching `names` (propertyNames' pattern, if any) and every
+    pattern of `musts` (at least one), as look-aheads; None when it cannot be built exactly (too large,
+    or a look-around dropped)."""
+    parts = list(musts)
+    pattern = names if names is not None else parts.pop(0)
     for part in parts:
         pattern = both_patterns(pattern, part)
     try:
         regex = shared_regex(pattern, search=True)
     except GrammarError:
         return None
-    return None if regex.lenient else regex
+    return None if regex.lenient else (pattern, regex)
+
+
+@lru_cache(maxsize=1 << 12)
+def _conjunction(schema: Schema, bits: int) -> Regex | None:
+    """One regex for a name meeting every must in `bits` and propertyNames' pattern (None: too large)."""
+    joined = meeting_all(schema.names_pattern, [p for i, p in enumerate(schema.name_musts) if bits >> i & 1])
+    return None if joined is None else joined[1]
 
 
 def _some_name_meets(schema: Schema, bits: int) -> bool:

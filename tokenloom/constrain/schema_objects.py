@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from tokenloom.constrain.formats import ANNOTATIONS, names_pattern
-from tokenloom.constrain.name_musts import MAX_MUSTS, names_bounded
+from tokenloom.constrain.name_musts import MAX_MUSTS, meeting_all, names_bounded
 from tokenloom.constrain.negation import SOME_NAMES
 from tokenloom.constrain.regex import Regex, shared_regex
 from tokenloom.constrain.schema_ir import Schema
@@ -110,17 +110,11 @@ class ObjectKeywords:
         pattern = None if names is True else names_pattern(names)
         if names is not True and pattern is None:
             return s  # propertyNames says more than one pattern: the musts stay for the `not` to check
-        parts = list(dict.fromkeys(musts))
-        joined = pattern if pattern is not None else parts.pop(0)
-        for part in parts:
-            joined = both_patterns(joined, part)
-        try:
-            if shared_regex(joined, search=True).lenient:
-                return s
-        except GrammarError:
+        joined = meeting_all(pattern, list(dict.fromkeys(musts)))
+        if joined is None:
             return s
         out = {k: v for k, v in s.items() if k != SOME_NAMES}
-        out["propertyNames"] = {"pattern": joined}
+        out["propertyNames"] = {"pattern": joined[0]}
         out["minProperties"] = max(1, count(s, "minProperties", param))
         self.keep.append(out)
         return out
